@@ -1,0 +1,203 @@
+/// Hands out typed subscriptions to mail and delivers every post to the ones that match.
+///
+/// ```swift
+/// struct Ping: Mail { let id: Int }
+///
+/// let mailroom = Mailroom()
+/// let pings = await mailroom.subscribe(to: Ping.self)   // live from here on
+/// await mailroom.post(Ping(id: 1))
+/// for await ping in pings { print(ping.id) }          // 1
+/// ```
+///
+/// Guarantees:
+/// - **Live on return.** When `subscribe` returns, the subscription is registered: nothing
+///   posted afterwards can be missed, even before the stream is iterated.
+/// - **One order.** All subscribers of a mail type receive it in the order the mailroom
+///   accepted the posts; each poster's mail arrives in the order it was posted.
+/// - **No tokens.** Cancelling the task that iterates a stream, breaking out of its loop and
+///   dropping it, or dropping a stream that was never iterated removes the subscription
+///   before the loop ends: ``subscriberCount(for:)`` never counts it afterwards.
+/// - **No blocking.** A post never waits for a consumer; a slow consumer only fills its own
+///   buffer. The ``Receipt`` says what bounded buffers dropped.
+public actor Mailroom {
+    /// A process-wide mailroom for code that has no better place to keep one.
+    ///
+    /// Prefer a mailroom per component (and per test) where you can; anyone can
+    /// ``close()`` the shared one.
+    public static let shared = Mailroom()
+
+    /// Every live subscription; a lock rather than actor state so that a stream's
+    /// termination handler can remove it synchronously (see ``Switchboard``).
+    private let switchboard = Switchboard()
+
+    /// Creates an empty, open mailroom.
+    ///
+    /// When the mailroom is deallocated, every stream it handed out finishes.
+    public init() {}
+
+    // MARK: Subscribing
+
+    /// Subscribes to every mail of a type, from any sender or none.
+    ///
+    /// The subscription is live when this returns. It ends when the stream finishes
+    /// (``close()``), when the task iterating it is cancelled, or when the stream is dropped.
+    ///
+    /// - Parameters:
+    ///   - type: The mail type to receive.
+    ///   - bufferingPolicy: How much mail to hold while the consumer is busy. The default,
+    ///     `.unbounded`, never drops. With `.bufferingOldest(n)` or `.bufferingNewest(n)` a
+    ///     slow consumer loses mail and each post's ``Receipt`` reports it. A limit of zero
+    ///     or less holds nothing: mail reaches the consumer only if it is already waiting.
+    public func subscribe<M: Mail>(
+        to type: M.Type,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<M> {
+        switchboard.subscribe(M.self, filter: .everyone, bufferingPolicy: bufferingPolicy) {
+            routes,
+            continuation,
+            id in
+            routes.addEveryone(continuation, id: id)
+            return []
+        }
+    }
+
+    /// Subscribes to mail posted by one object or actor, matched by identity.
+    ///
+    /// The sender is held weakly: the subscription never keeps it alive. Once it has been
+    /// deallocated, the stream finishes no later than the next post of this mail type or
+    /// the next ``subscriberCount(for:)`` for it.
+    ///
+    /// ```swift
+    /// let fromLobby = await mailroom.subscribe(to: Joined.self, from: lobby)
+    /// ```
+    public func subscribe<M: Mail, S: AnyObject & Sendable>(
+        to type: M.Type,
+        from sender: S,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<M> {
+        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy)
+    }
+
+    /// Subscribes to mail posted by one object that is also `Hashable`, matched by identity.
+    ///
+    /// Objects always match by identity, never by `==`: another instance that compares equal
+    /// is a different sender. Behaves exactly like
+    /// ``subscribe(to:from:bufferingPolicy:)-(_,S,_)`` for objects.
+    public func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
+        to type: M.Type,
+        from sender: S,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<M> {
+        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy)
+    }
+
+    /// Subscribes to mail posted with a sender value equal to this one, such as a room id.
+    ///
+    /// The sender's type is part of the match: a `String` sender `"lobby"` never matches a
+    /// subscription to `RoomID("lobby")`, and `1 as Int` never matches `1 as Int64`.
+    ///
+    /// ```swift
+    /// let lobby = await mailroom.subscribe(to: Message.self, from: RoomID("lobby"))
+    /// ```
+    public func subscribe<M: Mail, S: Hashable & Sendable>(
+        to type: M.Type,
+        from sender: S,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<M> {
+        let key = ValueSender(sender)
+        return switchboard.subscribe(M.self, filter: .value(key), bufferingPolicy: bufferingPolicy) {
+            routes,
+            continuation,
+            id in
+            routes.addValue(continuation, id: id, sender: key)
+            return []
+        }
+    }
+
+    /// Subscribes to mail posted by any sender of a type, handed over with its sender.
+    ///
+    /// The match is on the sender's static type at the post site: mail posted
+    /// `from: player` where `player` is a `Player` matches `from: Player.self`.
+    ///
+    /// ```swift
+    /// for await envelope in await mailroom.subscribe(to: Moved.self, from: Player.self) {
+    ///     print(envelope.sender.name, envelope.mail.square)
+    /// }
+    /// ```
+    public func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        from senderType: S.Type,
+        bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<Envelope<M, S>> {
+        switchboard.subscribe(
+            M.self,
+            filter: .senderType(ObjectIdentifier(S.self)),
+            bufferingPolicy: bufferingPolicy
+        ) { routes, continuation, id in
+            routes.addSenderType(continuation, id: id)
+            return []
+        }
+    }
+
+    private func subscribe<M: Mail>(
+        _ type: M.Type,
+        fromObject sender: AnyObject,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy
+    ) -> AsyncStream<M> {
+        switchboard.subscribe(
+            M.self,
+            filter: .object(ObjectIdentifier(sender)),
+            bufferingPolicy: bufferingPolicy
+        ) { routes, continuation, id in
+            routes.addObject(continuation, id: id, sender: sender)
+        }
+    }
+
+    // MARK: Posting
+
+    /// Posts mail with no sender; it reaches only subscriptions without a sender filter.
+    ///
+    /// Delivery happens before this returns: the mail is handed to a waiting consumer or
+    /// buffered for it. It never waits for a consumer.
+    ///
+    /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
+    @discardableResult
+    public func post<M: Mail>(_ mail: M) -> Receipt {
+        switchboard.post(mail)
+    }
+
+    /// Posts mail from a sender.
+    ///
+    /// It reaches unfiltered subscriptions, subscriptions pinned to this sender (objects by
+    /// identity, `Hashable` values by type and equality), and subscriptions to the sender's type.
+    ///
+    /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
+    @discardableResult
+    public func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
+        switchboard.post(mail, from: sender)
+    }
+
+    // MARK: Inspecting and closing
+
+    /// The number of live subscriptions to a mail type, across every sender filter.
+    ///
+    /// Exact at the moment it is read: a subscription whose consumer has left its loop is
+    /// never counted, and this call first ends subscriptions whose pinned sender is gone.
+    public func subscriberCount<M: Mail>(for type: M.Type) -> Int {
+        switchboard.subscriberCount(for: M.self)
+    }
+
+    /// Finishes every stream and shuts the mailroom.
+    ///
+    /// Consumers' loops end normally after draining what is already buffered. Afterwards
+    /// `subscribe` returns an already-finished stream and `post` returns
+    /// `Receipt(delivered: 0, dropped: 0)`. Calling it again does nothing.
+    public func close() {
+        switchboard.close()
+    }
+
+    /// The number of mail types with live subscriptions; lets tests prove nothing is retained.
+    var routeTableCount: Int {
+        switchboard.routeTableCount
+    }
+}

@@ -1,0 +1,28 @@
+/// What a ``Mailroom/post(_:)`` did: how many subscriptions took the mail and how many lost one.
+///
+/// For every subscription that matched the post, exactly one of the two counts goes up,
+/// so `delivered + dropped` is the number of matching subscriptions:
+/// - `delivered`: the mail was handed to a waiting consumer or buffered for it.
+/// - `dropped`: the subscription's bounded buffer was full, so a mail was lost. With
+///   `.bufferingOldest(n)` the lost mail is this one; with `.bufferingNewest(n)` this
+///   mail was buffered and the oldest buffered mail was evicted to make room.
+///
+/// A subscription that ends while the post is in flight counts in neither: its consumer
+/// has already stopped listening.
+public struct Receipt: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Subscriptions that received the mail (handed over or buffered).
+    public var delivered: Int
+    /// Subscriptions whose full buffer lost a mail because of this post.
+    public var dropped: Int
+
+    /// Creates a receipt with the given counts.
+    public init(delivered: Int = 0, dropped: Int = 0) {
+        self.delivered = delivered
+        self.dropped = dropped
+    }
+
+    /// The number of subscriptions that matched the post.
+    public var matched: Int { delivered + dropped }
+
+    public var description: String { "Receipt(delivered: \(delivered), dropped: \(dropped))" }
+}

@@ -1,0 +1,145 @@
+import Synchronization
+
+/// The subscription registry of one ``Mailroom``, behind a lock.
+///
+/// It is a lock and not actor state because AsyncStream runs a termination handler
+/// synchronously, on whatever thread cancels or drops the stream, and *before* the
+/// consumer's loop sees the end. Removing the subscription right there, under this lock,
+/// is what makes removal deterministic: once a consumer's loop has exited, no count
+/// includes it, with no actor hop, polling or later cleanup pass.
+///
+/// Lock discipline: nothing that can run a termination handler happens while the lock is
+/// held. Continuations are finished, and removed ones released, only after unlocking.
+final class Switchboard: Sendable {
+    struct Registry {
+        /// Route tables by mail type identity; a table is dropped as soon as it is empty.
+        var tables: [ObjectIdentifier: any RouteTable] = [:]
+        /// The last subscription id handed out.
+        var lastID: SubscriptionID = 0
+        /// Set by `close()`: from then on nothing is registered and nothing is delivered.
+        var isClosed = false
+    }
+
+    private let registry = Mutex(Registry())
+
+    deinit {
+        // A mailroom that goes away must not leave its consumers waiting forever.
+        // The termination handlers find `self` already nil, so they do nothing.
+        close()
+    }
+
+    // MARK: Subscribing
+
+    /// Registers a new stream before returning it, so nothing posted afterwards can be missed.
+    ///
+    /// `insert` files the continuation into the right route and returns the continuations of
+    /// any departed sender it displaced, to be finished after unlocking.
+    func subscribe<M: Mail, Element: Sendable>(
+        _ type: M.Type,
+        filter: Filter,
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+        insert: (Routes<M>, AsyncStream<Element>.Continuation, SubscriptionID) -> [any Finishable]
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Element.self,
+            bufferingPolicy: bufferingPolicy
+        )
+        let typeKey = ObjectIdentifier(M.self)
+        let registered: (id: SubscriptionID, displaced: [any Finishable])? = registry.withLock { registry in
+            guard !registry.isClosed else { return nil }
+            registry.lastID += 1
+            let routes: Routes<M>
+            if let table = registry.tables[typeKey] {
+                // Tables are keyed by `M`'s identity, so this one is exactly `Routes<M>`.
+                routes = unsafeDowncast(table, to: Routes<M>.self)
+            } else {
+                routes = Routes<M>()
+                registry.tables[typeKey] = routes
+            }
+            return (registry.lastID, insert(routes, continuation, registry.lastID))
+        }
+        guard let registered else {
+            continuation.finish()
+            return stream
+        }
+        for continuation in registered.displaced { continuation.finish() }
+        let id = registered.id
+        continuation.onTermination = { [weak self] _ in
+            self?.remove(id, from: filter, typeKey: typeKey)
+        }
+        return stream
+    }
+
+    private func remove(_ id: SubscriptionID, from filter: Filter, typeKey: ObjectIdentifier) {
+        let removed: (any Finishable)? = registry.withLock { registry in
+            guard let table = registry.tables[typeKey] else { return nil }
+            let removed = table.remove(id, from: filter)
+            if table.count == 0 { registry.tables[typeKey] = nil }
+            return removed
+        }
+        // Released here, outside the lock.
+        _ = removed
+    }
+
+    // MARK: Posting
+
+    func post<M: Mail>(_ mail: M) -> Receipt {
+        route(M.self) { routes, receipt in routes.deliver(mail, into: &receipt) }
+    }
+
+    func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
+        let key = SenderKey(sender)
+        return route(M.self) { routes, receipt in
+            routes.deliver(mail, from: sender, key: key, into: &receipt)
+        }
+    }
+
+    /// Runs one delivery against the table of `M`, first ending subscriptions whose sender is gone.
+    private func route<M: Mail>(
+        _ type: M.Type,
+        _ deliver: (Routes<M>, inout Receipt) -> Void
+    ) -> Receipt {
+        let typeKey = ObjectIdentifier(M.self)
+        let (receipt, departed): (Receipt, [any Finishable]) = registry.withLock { registry in
+            guard let table = registry.tables[typeKey] else { return (Receipt(), []) }
+            let routes = unsafeDowncast(table, to: Routes<M>.self)
+            let departed = routes.sweepDepartedSenders()
+            var receipt = Receipt()
+            deliver(routes, &receipt)
+            if routes.count == 0 { registry.tables[typeKey] = nil }
+            return (receipt, departed)
+        }
+        for continuation in departed { continuation.finish() }
+        return receipt
+    }
+
+    // MARK: Counting and closing
+
+    func subscriberCount<M: Mail>(for type: M.Type) -> Int {
+        let typeKey = ObjectIdentifier(M.self)
+        let (count, departed): (Int, [any Finishable]) = registry.withLock { registry in
+            guard let table = registry.tables[typeKey] else { return (0, []) }
+            let routes = unsafeDowncast(table, to: Routes<M>.self)
+            let departed = routes.sweepDepartedSenders()
+            if routes.count == 0 { registry.tables[typeKey] = nil }
+            return (routes.count, departed)
+        }
+        for continuation in departed { continuation.finish() }
+        return count
+    }
+
+    /// The number of mail types that currently have a route table; lets tests prove nothing leaks.
+    var routeTableCount: Int {
+        registry.withLock { $0.tables.count }
+    }
+
+    /// Ends every stream and refuses new ones; safe to call more than once.
+    func close() {
+        let all: [any Finishable] = registry.withLock { registry in
+            registry.isClosed = true
+            defer { registry.tables = [:] }
+            return registry.tables.values.flatMap { $0.removeAll() }
+        }
+        for continuation in all { continuation.finish() }
+    }
+}

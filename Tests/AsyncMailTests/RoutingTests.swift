@@ -1,0 +1,56 @@
+import AsyncMail
+import Testing
+
+enum Kitchen {
+    struct Note: Mail, Equatable { let text: String }
+}
+
+enum Garden {
+    struct Note: Mail, Equatable { let text: String }
+}
+
+@Suite("Routing by type identity")
+struct RoutingTests {
+    @Test("two types with the same name never see each other's mail")
+    func sameNameDifferentType() async throws {
+        let mailroom = Mailroom()
+        let garden = await mailroom.subscribe(to: Garden.Note.self)
+        let kitchen = await mailroom.subscribe(to: Kitchen.Note.self)
+
+        #expect(String(describing: Garden.Note.self) == String(describing: Kitchen.Note.self))
+        #expect(await mailroom.post(Kitchen.Note(text: "soup")) == Receipt(delivered: 1, dropped: 0))
+        #expect(await mailroom.post(Garden.Note(text: "roses")) == Receipt(delivered: 1, dropped: 0))
+
+        // Each stream's first mail is its own type's: nothing crossed over.
+        let gardenFirst = try await withTimeout { await garden.first(1) }
+        let kitchenFirst = try await withTimeout { await kitchen.first(1) }
+        #expect(gardenFirst == [Garden.Note(text: "roses")])
+        #expect(kitchenFirst == [Kitchen.Note(text: "soup")])
+    }
+
+    @Test("a post reaches only subscriptions of its type and sender, however many others exist")
+    func postTouchesOnlyMatches() async throws {
+        let mailroom = Mailroom()
+        var others: [AsyncStream<Pong>] = []
+        var pinned: [AsyncStream<Ping>] = []
+        for index in 0..<1_000 {
+            others.append(await mailroom.subscribe(to: Pong.self))
+            pinned.append(await mailroom.subscribe(to: Ping.self, from: RoomID("room-\(index)")))
+        }
+        let mine = await mailroom.subscribe(to: Ping.self, from: RoomID("mine"))
+        #expect(await mailroom.post(Ping(id: 1), from: RoomID("mine")) == Receipt(delivered: 1, dropped: 0))
+        #expect(await mailroom.post(Ping(id: 2)) == Receipt())
+        #expect(try await withTimeout { await mine.first(1) } == [Ping(id: 1)])
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1_001)
+        #expect(await mailroom.subscriberCount(for: Pong.self) == 1_000)
+        withExtendedLifetime((others, pinned)) {}
+    }
+
+    @Test("a type nobody subscribes to costs a post nothing and delivers nowhere")
+    func noSubscribers() async {
+        let mailroom = Mailroom()
+        #expect(await mailroom.post(Ping(id: 1)) == Receipt())
+        #expect(await mailroom.post(Ping(id: 1), from: Player("p")) == Receipt())
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+}

@@ -1,0 +1,168 @@
+import AsyncMail
+import Testing
+
+/// Posts through a generic context, where the static type says nothing about identity or Hashable.
+func relay<S: Sendable>(_ mail: Ping, from sender: S, via mailroom: Mailroom) async -> Receipt {
+    await mailroom.post(mail, from: sender)
+}
+
+@Suite("Sender filters")
+struct SenderFilterTests {
+    @Test("an object-pinned subscription sees only that object's mail")
+    func identity() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let bob = Player("bob")
+        let fromAlice = await mailroom.subscribe(to: Ping.self, from: alice)
+
+        #expect(await mailroom.post(Ping(id: 1), from: bob) == Receipt())
+        #expect(await mailroom.post(Ping(id: 2)) == Receipt())
+        #expect(await mailroom.post(Ping(id: 3), from: alice) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await fromAlice.first(1) } == [Ping(id: 3)])
+    }
+
+    @Test("an actor can be a sender, matched by identity")
+    func actorSender() async throws {
+        let mailroom = Mailroom()
+        let lobby = Lobby()
+        let fromLobby = await mailroom.subscribe(to: Ping.self, from: lobby)
+        #expect(await mailroom.post(Ping(id: 1), from: Lobby()) == Receipt())
+        #expect(await mailroom.post(Ping(id: 2), from: lobby) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await fromLobby.first(1) } == [Ping(id: 2)])
+    }
+
+    @Test("a class that is also Hashable matches by identity, never by ==")
+    func hashableObjectMatchesByIdentity() async throws {
+        let mailroom = Mailroom()
+        let original = Token(1)
+        let lookalike = Token(1)
+        #expect(original == lookalike)
+        let stream = await mailroom.subscribe(to: Ping.self, from: original)
+        #expect(await mailroom.post(Ping(id: 1), from: lookalike) == Receipt())
+        #expect(await mailroom.post(Ping(id: 2), from: original) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await stream.first(1) } == [Ping(id: 2)])
+    }
+
+    @Test("a value-pinned subscription matches equal values of the same type only")
+    func valueEquality() async throws {
+        let mailroom = Mailroom()
+        let lobby = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+
+        #expect(await mailroom.post(Ping(id: 1), from: RoomID("kitchen")) == Receipt())
+        #expect(await mailroom.post(Ping(id: 2), from: "lobby") == Receipt())
+        #expect(await mailroom.post(Ping(id: 3), from: RoomID("lobby")) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await lobby.first(1) } == [Ping(id: 3)])
+    }
+
+    @Test("numeric senders of different types never match each other")
+    func numericTypesStayApart() async throws {
+        let mailroom = Mailroom()
+        let stream = await mailroom.subscribe(to: Ping.self, from: 1 as Int)
+        #expect(await mailroom.post(Ping(id: 1), from: 1 as Int64) == Receipt())
+        #expect(await mailroom.post(Ping(id: 2), from: 1 as UInt8) == Receipt())
+        #expect(await mailroom.post(Ping(id: 3), from: 1 as Int) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await stream.first(1) } == [Ping(id: 3)])
+    }
+
+    @Test("a generic poster routes exactly like a concrete one")
+    func genericPoster() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let byObject = await mailroom.subscribe(to: Ping.self, from: alice)
+        let byValue = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+        #expect(await relay(Ping(id: 1), from: alice, via: mailroom) == Receipt(delivered: 1))
+        #expect(await relay(Ping(id: 2), from: RoomID("lobby"), via: mailroom) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await byObject.first(1) } == [Ping(id: 1)])
+        #expect(try await withTimeout { await byValue.first(1) } == [Ping(id: 2)])
+    }
+
+    @Test("a sender-type subscription hands over envelopes from every sender of that type")
+    func senderType() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let bob = Player("bob")
+        let envelopes = await mailroom.subscribe(to: Ping.self, from: Player.self)
+
+        #expect(await mailroom.post(Ping(id: 1), from: alice) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 2), from: RoomID("lobby")) == Receipt())
+        #expect(await mailroom.post(Ping(id: 3)) == Receipt())
+        #expect(await mailroom.post(Ping(id: 4), from: bob) == Receipt(delivered: 1))
+
+        let received = try await withTimeout { await envelopes.first(2) }
+        #expect(received.map(\.mail) == [Ping(id: 1), Ping(id: 4)])
+        #expect(received[0].sender === alice)
+        #expect(received[1].sender === bob)
+    }
+
+    @Test("mail without a sender reaches only unfiltered subscriptions; mail with one reaches all that match")
+    func noSenderReachesOnlyUnfiltered() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let everything = await mailroom.subscribe(to: Ping.self)
+        let pinned = await mailroom.subscribe(to: Ping.self, from: alice)
+        let byValue = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+        let byType = await mailroom.subscribe(to: Ping.self, from: Player.self)
+
+        #expect(await mailroom.post(Ping(id: 1)) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 2), from: alice) == Receipt(delivered: 3))
+        #expect(try await withTimeout { await everything.first(2) } == [Ping(id: 1), Ping(id: 2)])
+        #expect(try await withTimeout { await pinned.first(1) } == [Ping(id: 2)])
+        #expect(try await withTimeout { await byType.first(1) }.map(\.mail) == [Ping(id: 2)])
+        withExtendedLifetime(byValue) {}
+    }
+
+    @Test("an object-pinned subscription holds its sender weakly and ends at the next post once it is gone")
+    func weakSenderEndsAtNextPost() async throws {
+        let mailroom = Mailroom()
+        var alice: Player? = Player("alice")
+        weak let departed = alice
+        let stream = await mailroom.subscribe(to: Ping.self, from: alice!)
+        alice = nil
+        #expect(departed == nil, "the subscription must not keep its sender alive")
+        #expect(await mailroom.post(Ping(id: 1)) == Receipt())
+        // The stream has finished: collecting it ends instead of waiting.
+        #expect(try await withTimeout { await stream.collect() } == [])
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("a departed sender's subscription ends at the next subscriberCount too")
+    func weakSenderEndsAtCount() async throws {
+        let mailroom = Mailroom()
+        var lobby: Lobby? = Lobby()
+        let stream = await mailroom.subscribe(to: Ping.self, from: lobby!)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        lobby = nil
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(try await withTimeout { await stream.collect() } == [])
+    }
+
+    @Test("a new object at a departed sender's address is a different sender")
+    func reusedAddressIsANewSender() async throws {
+        let mailroom = Mailroom()
+        var departed: Player? = Player("departed")
+        let oldIdentity = ObjectIdentifier(departed!)
+        let oldStream = await mailroom.subscribe(to: Ping.self, from: departed!)
+        departed = nil
+
+        // The allocator hands freed memory back quickly; keep allocating until it does.
+        var attempts: [Player] = []
+        var newcomer: Player?
+        for _ in 0..<10_000 {
+            let candidate = Player("newcomer")
+            if ObjectIdentifier(candidate) == oldIdentity {
+                newcomer = candidate
+                break
+            }
+            attempts.append(candidate)
+        }
+        let sameAddress = try #require(newcomer, "the allocator never reused the address")
+
+        // Subscribing before any post or count has swept the departed sender's route.
+        let newStream = await mailroom.subscribe(to: Ping.self, from: sameAddress)
+        #expect(await mailroom.post(Ping(id: 1), from: sameAddress) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await newStream.first(1) } == [Ping(id: 1)])
+        #expect(try await withTimeout { await oldStream.collect() } == [])
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        withExtendedLifetime(attempts) {}
+    }
+}
