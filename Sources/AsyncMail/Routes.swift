@@ -98,28 +98,24 @@ final class Routes<M: Mail>: RouteTable {
 
     // MARK: Delivering
 
-    /// Delivers mail posted with no sender: only unfiltered subscriptions match.
-    func deliver(_ mail: M, into receipt: inout Receipt) {
-        everyone.deliver(mail, into: &receipt)
-    }
-
-    /// Delivers mail posted by `sender` to the unfiltered, sender-pinned and sender-type routes.
-    func deliver<S: Sendable>(_ mail: M, from sender: S, key: SenderKey, into receipt: inout Receipt) {
-        everyone.deliver(mail, into: &receipt)
+    /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
+    /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
+    func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> Recipients<M, S> {
+        var recipients = Recipients<M, S>(everyone: everyone.continuations)
         switch key {
         case .object(let object):
             if let route = byObject[ObjectIdentifier(object)], route.sender === object {
-                route.subscribers.deliver(mail, into: &receipt)
+                recipients.pinned = route.subscribers.continuations
             }
         case .value(let value):
-            byValue[value]?.deliver(mail, into: &receipt)
+            recipients.pinned = byValue[value]?.continuations ?? []
         case .none:
             break
         }
-        if !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(S.self)] {
-            unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)
-                .deliver(Envelope(mail: mail, sender: sender), into: &receipt)
+        if sender != nil, !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(S.self)] {
+            recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).continuations
         }
+        return recipients
     }
 
     // MARK: Removing

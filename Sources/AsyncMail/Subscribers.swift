@@ -13,8 +13,8 @@ protocol SubscriberList: AnyObject {
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held.
 final class Subscribers<Element: Sendable>: SubscriberList {
-    /// The live continuations, in no particular order.
-    private var continuations: [AsyncStream<Element>.Continuation] = []
+    /// The live continuations, in no particular order. Posts take a copy-on-write snapshot.
+    private(set) var continuations: [AsyncStream<Element>.Continuation] = []
     /// `ids[i]` names `continuations[i]`, so a removal can fix up the moved entry's position.
     private var ids: [SubscriptionID] = []
     /// Where each subscription sits in `continuations`.
@@ -49,22 +49,5 @@ final class Subscribers<Element: Sendable>: SubscriberList {
             positions = [:]
         }
         return continuations
-    }
-
-    /// Yields `element` to every subscription and counts the outcome.
-    func deliver(_ element: Element, into receipt: inout Receipt) {
-        for continuation in continuations {
-            switch continuation.yield(element) {
-            case .enqueued:
-                receipt.delivered += 1
-            case .dropped:
-                receipt.dropped += 1
-            case .terminated:
-                // Its consumer is already gone; the termination handler is removing it.
-                break
-            @unknown default:
-                break
-            }
-        }
     }
 }

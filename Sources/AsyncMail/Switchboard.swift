@@ -8,8 +8,10 @@ import Synchronization
 /// is what makes removal deterministic: once a consumer's loop has exited, no count
 /// includes it, with no actor hop, polling or later cleanup pass.
 ///
-/// Lock discipline: nothing that can run a termination handler happens while the lock is
-/// held. Continuations are finished, and removed ones released, only after unlocking.
+/// Lock discipline: the lock is a leaf. Nothing that enters the concurrency runtime happens
+/// while it is held: continuations are yielded to, finished, and (when removed) released only
+/// after unlocking. Task cancellation runs termination handlers while holding the cancelled
+/// task's runtime lock, so calling into the runtime under this lock could deadlock.
 final class Switchboard: Sendable {
     struct Registry {
         /// Route tables by mail type identity; a table is dropped as soon as it is empty.
@@ -21,6 +23,17 @@ final class Switchboard: Sendable {
     }
 
     private let registry = Mutex(Registry())
+
+    /// Runs `body` under the lock; the one way into `registry`.
+    private func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
+        registry.withLock { registry in
+            #if ASYNCMAIL_TSAN
+            ThreadSanitizer.acquire(self)
+            defer { ThreadSanitizer.release(self) }
+            #endif
+            return body(&registry)
+        }
+    }
 
     deinit {
         // A mailroom that goes away must not leave its consumers waiting forever.
@@ -45,7 +58,7 @@ final class Switchboard: Sendable {
             bufferingPolicy: bufferingPolicy
         )
         let typeKey = ObjectIdentifier(M.self)
-        let registered: (id: SubscriptionID, displaced: [any Finishable])? = registry.withLock { registry in
+        let registered: (id: SubscriptionID, displaced: [any Finishable])? = withRegistry { registry in
             guard !registry.isClosed else { return nil }
             registry.lastID += 1
             let routes: Routes<M>
@@ -71,7 +84,7 @@ final class Switchboard: Sendable {
     }
 
     private func remove(_ id: SubscriptionID, from filter: Filter, typeKey: ObjectIdentifier) {
-        let removed: (any Finishable)? = registry.withLock { registry in
+        let removed: (any Finishable)? = withRegistry { registry in
             guard let table = registry.tables[typeKey] else { return nil }
             let removed = table.remove(id, from: filter)
             if table.count == 0 { registry.tables[typeKey] = nil }
@@ -84,40 +97,39 @@ final class Switchboard: Sendable {
     // MARK: Posting
 
     func post<M: Mail>(_ mail: M) -> Receipt {
-        route(M.self) { routes, receipt in routes.deliver(mail, into: &receipt) }
+        recipients(of: M.self, from: Never?.none, key: .none).deliver(mail, from: nil)
     }
 
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
-        let key = SenderKey(sender)
-        return route(M.self) { routes, receipt in
-            routes.deliver(mail, from: sender, key: key, into: &receipt)
-        }
+        recipients(of: M.self, from: sender, key: SenderKey(sender)).deliver(mail, from: sender)
     }
 
-    /// Runs one delivery against the table of `M`, first ending subscriptions whose sender is gone.
-    private func route<M: Mail>(
-        _ type: M.Type,
-        _ deliver: (Routes<M>, inout Receipt) -> Void
-    ) -> Receipt {
+    /// Captures who a post must reach, first ending subscriptions whose sender is gone.
+    ///
+    /// Only the capture happens under the lock; the caller yields after it is released
+    /// (see ``Recipients`` for why).
+    private func recipients<M: Mail, S: Sendable>(
+        of type: M.Type,
+        from sender: S?,
+        key: SenderKey
+    ) -> Recipients<M, S> {
         let typeKey = ObjectIdentifier(M.self)
-        let (receipt, departed): (Receipt, [any Finishable]) = registry.withLock { registry in
-            guard let table = registry.tables[typeKey] else { return (Receipt(), []) }
+        let (recipients, departed): (Recipients<M, S>, [any Finishable]) = withRegistry { registry in
+            guard let table = registry.tables[typeKey] else { return (Recipients(), []) }
             let routes = unsafeDowncast(table, to: Routes<M>.self)
             let departed = routes.sweepDepartedSenders()
-            var receipt = Receipt()
-            deliver(routes, &receipt)
             if routes.count == 0 { registry.tables[typeKey] = nil }
-            return (receipt, departed)
+            return (routes.recipients(from: sender, key: key), departed)
         }
         for continuation in departed { continuation.finish() }
-        return receipt
+        return recipients
     }
 
     // MARK: Counting and closing
 
     func subscriberCount<M: Mail>(for type: M.Type) -> Int {
         let typeKey = ObjectIdentifier(M.self)
-        let (count, departed): (Int, [any Finishable]) = registry.withLock { registry in
+        let (count, departed): (Int, [any Finishable]) = withRegistry { registry in
             guard let table = registry.tables[typeKey] else { return (0, []) }
             let routes = unsafeDowncast(table, to: Routes<M>.self)
             let departed = routes.sweepDepartedSenders()
@@ -130,12 +142,12 @@ final class Switchboard: Sendable {
 
     /// The number of mail types that currently have a route table; lets tests prove nothing leaks.
     var routeTableCount: Int {
-        registry.withLock { $0.tables.count }
+        withRegistry { $0.tables.count }
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.
     func close() {
-        let all: [any Finishable] = registry.withLock { registry in
+        let all: [any Finishable] = withRegistry { registry in
             registry.isClosed = true
             defer { registry.tables = [:] }
             return registry.tables.values.flatMap { $0.removeAll() }

@@ -1,0 +1,47 @@
+/// The subscriptions one post must reach, captured under the lock and served after it is released.
+///
+/// Yielding happens outside the ``Switchboard``'s lock because resuming a consumer takes that
+/// consumer task's own runtime lock, which task cancellation holds while it runs the stream's
+/// termination handler (and that handler takes the switchboard's lock): yielding under the lock
+/// would invert the two and deadlock. The arrays are copy-on-write snapshots, so capturing them
+/// costs a retain, not an allocation; a subscription removed meanwhile answers `.terminated` and
+/// counts nowhere. Posts stay in one order because the ``Mailroom`` actor runs them one at a time.
+struct Recipients<M: Mail, S: Sendable>: Sendable {
+    /// Subscriptions that take every mail of the type.
+    var everyone: [AsyncStream<M>.Continuation] = []
+    /// Subscriptions pinned to the post's sender.
+    var pinned: [AsyncStream<M>.Continuation] = []
+    /// Subscriptions to the sender's type, which receive envelopes.
+    var bySenderType: [AsyncStream<Envelope<M, S>>.Continuation] = []
+
+    /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
+    func deliver(_ mail: M, from sender: S?) -> Receipt {
+        var receipt = Receipt()
+        Self.yield(mail, to: everyone, into: &receipt)
+        Self.yield(mail, to: pinned, into: &receipt)
+        if let sender, !bySenderType.isEmpty {
+            Self.yield(Envelope(mail: mail, sender: sender), to: bySenderType, into: &receipt)
+        }
+        return receipt
+    }
+
+    private static func yield<Element: Sendable>(
+        _ element: Element,
+        to continuations: [AsyncStream<Element>.Continuation],
+        into receipt: inout Receipt
+    ) {
+        for continuation in continuations {
+            switch continuation.yield(element) {
+            case .enqueued:
+                receipt.delivered += 1
+            case .dropped:
+                receipt.dropped += 1
+            case .terminated:
+                // Its consumer is already gone; the termination handler is removing it.
+                break
+            @unknown default:
+                break
+            }
+        }
+    }
+}
