@@ -70,4 +70,42 @@ struct BufferingTests {
         }
         #expect(total == Receipt(delivered: 3 + 5 + 20, dropped: 17 + 15))
     }
+
+    static let zeroOrNegative: [AsyncStream<Ping>.Continuation.BufferingPolicy] = [
+        .bufferingOldest(0), .bufferingNewest(0), .bufferingOldest(-5), .bufferingNewest(-1),
+    ]
+
+    @Test(
+        "a limit of zero or less holds nothing: with nobody waiting, every post reports a drop",
+        arguments: zeroOrNegative
+    )
+    func zeroOrNegativeLimitDropsAndReports(policy: AsyncStream<Ping>.Continuation.BufferingPolicy) async throws {
+        let mailroom = Mailroom()
+        let pings = await mailroom.subscribe(to: Ping.self, bufferingPolicy: policy)
+        for id in 0..<3 {
+            #expect(await mailroom.post(Ping(id: id)) == Receipt(delivered: 0, dropped: 1))
+        }
+        await mailroom.close()
+        #expect(try await withTimeout { await pings.collect() } == [], "nothing was buffered")
+    }
+
+    @Test("a limit of zero or less still hands mail to a consumer that is already waiting", arguments: zeroOrNegative)
+    func zeroOrNegativeLimitHandsOver(policy: AsyncStream<Ping>.Continuation.BufferingPolicy) async throws {
+        let mailroom = Mailroom()
+        let pings = await mailroom.subscribe(to: Ping.self, bufferingPolicy: policy)
+        let consumer = Task { await pings.first(1) }
+        // Whether the consumer is waiting yet is not observable, so post until a receipt says it took one;
+        // every earlier post must have been reported as a drop.
+        let handedOver = try await withTimeout {
+            var id = 0
+            while true {
+                let receipt = await mailroom.post(Ping(id: id))
+                if receipt == Receipt(delivered: 1) { return id }
+                #expect(receipt == Receipt(dropped: 1))
+                id += 1
+                await Task.yield()
+            }
+        }
+        #expect(try await withTimeout { await consumer.value } == [Ping(id: handedOver)])
+    }
 }

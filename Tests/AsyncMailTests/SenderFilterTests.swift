@@ -136,7 +136,10 @@ struct SenderFilterTests {
         #expect(try await withTimeout { await stream.collect() } == [])
     }
 
-    @Test("a new object at a departed sender's address is a different sender")
+    @Test(
+        "a new object at a departed sender's address is a different sender",
+        .disabled(if: addressSanitizerIsActive, "AddressSanitizer quarantines freed memory, so no address is reused")
+    )
     func reusedAddressIsANewSender() async throws {
         let mailroom = Mailroom()
         var departed: Player? = Player("departed")

@@ -1,6 +1,14 @@
 import AsyncMail
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Thrown (after recording an issue) when an awaited event does not happen in time.
 struct TimedOut: Error, CustomStringConvertible {
     let limit: Duration
@@ -10,24 +18,29 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Runs `operation`, failing the test loudly if it has not finished within `limit`.
 ///
 /// The timeout is a guard against hangs, never a way to wait: `operation` awaits the real event.
+/// It returns at the limit even if `operation` ignores cancellation (a structured task group
+/// would wait for it, turning a hang into a hang), so a stuck test fails instead of stalling the run.
 func withTimeout<T: Sendable>(
     _ limit: Duration = .seconds(20),
     sourceLocation: SourceLocation = #_sourceLocation,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
-            throw TimedOut(limit: limit)
-        }
-        return value
+    let (outcomes, report) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
+    let work = Task {
+        do { report.yield(.success(try await operation())) } catch { report.yield(.failure(error)) }
     }
+    let timer = Task {
+        try? await Task.sleep(for: limit)
+        report.yield(nil)
+    }
+    defer { timer.cancel() }
+    for await outcome in outcomes {
+        if let outcome { return try outcome.get() }
+        break
+    }
+    work.cancel()
+    Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
+    throw TimedOut(limit: limit)
 }
 
 extension AsyncSequence where Self: Sendable, Element: Sendable {
@@ -85,3 +98,37 @@ final class Token: Hashable, Sendable {
 
 /// An actor sender.
 actor Lobby {}
+
+extension Tag {
+    /// Long, heavily concurrent tests; run them alone with `swift test --filter Stress`.
+    @Tag static var stress: Self
+}
+
+/// A small, seedable generator, so a failing random schedule can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Scales the stress suite's volume, e.g. `ASYNCMAIL_STRESS_SCALE=0.25` under a slow sanitizer.
+/// Defaults to 1, the volume the reliability guarantees are stated for.
+let stressScale: Double = {
+    guard let raw = getenv("ASYNCMAIL_STRESS_SCALE"), let scale = Double(String(cString: raw)), scale > 0
+    else { return 1 }
+    return scale
+}()
+
+func scaled(_ count: Int) -> Int { max(1, Int((Double(count) * stressScale).rounded())) }
+
+/// Whether AddressSanitizer is loaded. It quarantines freed memory, so tests that need the
+/// allocator to hand an address straight back cannot run under it.
+let addressSanitizerIsActive: Bool = dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil

@@ -1,4 +1,4 @@
-// expected-error: stored property 'counter' of 'Sendable'-conforming struct 'Leaky' has non-Sendable type 'Counter'
+// expect-error: stored property 'counter' of 'Sendable'-conforming struct 'Leaky' has non-Sendable type 'Counter'
 import AsyncMail
 
 final class Counter {
