@@ -177,6 +177,32 @@ public actor Mailroom {
         switchboard.post(mail, from: sender)
     }
 
+    /// Posts a batch of mail with no sender, in order, in one hop onto the mailroom.
+    ///
+    /// Equivalent to posting each mail in turn, with nothing from other posters in between,
+    /// but much cheaper from another task: the actor hop and the lookup of subscriptions happen
+    /// once for the whole batch.
+    ///
+    /// ```swift
+    /// await mailroom.post(contentsOf: lines.map(ChatLine.init))
+    /// ```
+    ///
+    /// - Returns: The receipts of every mail in the batch, added up.
+    @discardableResult
+    public func post<M: Mail>(contentsOf mails: some Sequence<M> & Sendable) -> Receipt {
+        switchboard.post(contentsOf: mails)
+    }
+
+    /// Posts a batch of mail from one sender, in order, in one hop onto the mailroom.
+    ///
+    /// Routed exactly like ``post(_:from:)`` for every mail in the batch.
+    ///
+    /// - Returns: The receipts of every mail in the batch, added up.
+    @discardableResult
+    public func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M> & Sendable, from sender: S) -> Receipt {
+        switchboard.post(contentsOf: mails, from: sender)
+    }
+
     // MARK: Inspecting and closing
 
     /// The number of live subscriptions to a mail type, across every sender filter.

@@ -24,5 +24,15 @@ public struct Receipt: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The number of subscriptions that matched the post.
     public var matched: Int { delivered + dropped }
 
+    /// Adds two receipts, for totals over several posts.
+    public static func + (lhs: Receipt, rhs: Receipt) -> Receipt {
+        Receipt(delivered: lhs.delivered + rhs.delivered, dropped: lhs.dropped + rhs.dropped)
+    }
+
+    /// Adds a receipt to a running total.
+    public static func += (lhs: inout Receipt, rhs: Receipt) {
+        lhs = lhs + rhs
+    }
+
     public var description: String { "Receipt(delivered: \(delivered), dropped: \(dropped))" }
 }

@@ -25,6 +25,13 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         return receipt
     }
 
+    /// Delivers each mail of a batch in turn and adds up the receipts.
+    func deliver(contentsOf mails: some Sequence<M>, from sender: S?) -> Receipt {
+        var total = Receipt()
+        for mail in mails { total += deliver(mail, from: sender) }
+        return total
+    }
+
     private static func yield<Element: Sendable>(
         _ element: Element,
         to continuations: [AsyncStream<Element>.Continuation],

@@ -104,6 +104,14 @@ final class Switchboard: Sendable {
         recipients(of: M.self, from: sender, key: SenderKey(sender)).deliver(mail, from: sender)
     }
 
+    func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
+        recipients(of: M.self, from: Never?.none, key: .none).deliver(contentsOf: mails, from: nil)
+    }
+
+    func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
+        recipients(of: M.self, from: sender, key: SenderKey(sender)).deliver(contentsOf: mails, from: sender)
+    }
+
     /// Captures who a post must reach, first ending subscriptions whose sender is gone.
     ///
     /// Only the capture happens under the lock; the caller yields after it is released

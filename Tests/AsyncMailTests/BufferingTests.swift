@@ -65,8 +65,7 @@ struct BufferingTests {
         for id in 0..<20 {
             let receipt = await mailroom.post(Ping(id: id))
             #expect(receipt.matched == streams.count)
-            total.delivered += receipt.delivered
-            total.dropped += receipt.dropped
+            total += receipt
         }
         #expect(total == Receipt(delivered: 3 + 5 + 20, dropped: 17 + 15))
     }

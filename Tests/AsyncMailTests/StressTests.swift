@@ -322,16 +322,13 @@ struct StressTests {
                     group.addTask {
                         var sum = Receipt()
                         for index in 0..<postsEach {
-                            let receipt = await world.mailroom.post(Alpha(poster: poster, sequence: index))
-                            sum.delivered += receipt.delivered
-                            sum.dropped += receipt.dropped
+                            sum += await world.mailroom.post(Alpha(poster: poster, sequence: index))
                         }
                         return sum
                     }
                 }
                 return await group.reduce(into: Receipt()) { sum, receipt in
-                    sum.delivered += receipt.delivered
-                    sum.dropped += receipt.dropped
+                    sum += receipt
                 }
             }
         }
