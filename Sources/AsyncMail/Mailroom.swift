@@ -14,6 +14,8 @@
 ///   posted afterwards can be missed, even before the stream is iterated.
 /// - **One order.** All subscribers of a mail type receive it in the order the mailroom
 ///   accepted the posts; each poster's mail arrives in the order it was posted.
+/// - **No hops.** `post` and `subscribe` never suspend and run on the caller's executor
+///   (`nonisolated(nonsending)`), so a main-actor caller pays no thread switch per post.
 /// - **No tokens.** Cancelling the task that iterates a stream, breaking out of its loop and
 ///   dropping it, or dropping a stream that was never iterated removes the subscription
 ///   before the loop ends: ``subscriberCount(for:)`` never counts it afterwards.
@@ -48,10 +50,10 @@ public actor Mailroom {
     ///     `.unbounded`, never drops. With `.bufferingOldest(n)` or `.bufferingNewest(n)` a
     ///     slow consumer loses mail and each post's ``Receipt`` reports it. A limit of zero
     ///     or less holds nothing: mail reaches the consumer only if it is already waiting.
-    public func subscribe<M: Mail>(
+    public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<M> {
+    ) async -> AsyncStream<M> {
         switchboard.subscribe(M.self, filter: .everyone, bufferingPolicy: bufferingPolicy) {
             routes,
             continuation,
@@ -64,17 +66,20 @@ public actor Mailroom {
     /// Subscribes to mail posted by one object or actor, matched by identity.
     ///
     /// The sender is held weakly: the subscription never keeps it alive. Once it has been
-    /// deallocated, the stream finishes no later than the next post of this mail type or
-    /// the next ``subscriberCount(for:)`` for it.
+    /// deallocated the stream finishes at the next ``subscriberCount(for:)`` of this mail type,
+    /// and posts of this type find it too: each post checks one pinned object, round-robin, so
+    /// with `n` objects pinned to this type it finishes within `n` posts (at the next post when
+    /// it is the only one). Checking every pinned object on every post would make a post cost
+    /// 1.7 ms with 10,000 of them; this keeps it O(1).
     ///
     /// ```swift
     /// let fromLobby = await mailroom.subscribe(to: Joined.self, from: lobby)
     /// ```
-    public func subscribe<M: Mail, S: AnyObject & Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Sendable>(
         to type: M.Type,
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<M> {
+    ) async -> AsyncStream<M> {
         subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy)
     }
 
@@ -83,11 +88,11 @@ public actor Mailroom {
     /// Objects always match by identity, never by `==`: another instance that compares equal
     /// is a different sender. Behaves exactly like
     /// ``subscribe(to:from:bufferingPolicy:)-(_,S,_)`` for objects.
-    public func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<M> {
+    ) async -> AsyncStream<M> {
         subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy)
     }
 
@@ -99,11 +104,11 @@ public actor Mailroom {
     /// ```swift
     /// let lobby = await mailroom.subscribe(to: Message.self, from: RoomID("lobby"))
     /// ```
-    public func subscribe<M: Mail, S: Hashable & Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<M> {
+    ) async -> AsyncStream<M> {
         let key = ValueSender(sender)
         return switchboard.subscribe(M.self, filter: .value(key), bufferingPolicy: bufferingPolicy) {
             routes,
@@ -124,11 +129,11 @@ public actor Mailroom {
     ///     print(envelope.sender.name, envelope.mail.square)
     /// }
     /// ```
-    public func subscribe<M: Mail, S: Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
         to type: M.Type,
         from senderType: S.Type,
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<Envelope<M, S>> {
+    ) async -> AsyncStream<Envelope<M, S>> {
         switchboard.subscribe(
             M.self,
             filter: .senderType(ObjectIdentifier(S.self)),
@@ -139,7 +144,7 @@ public actor Mailroom {
         }
     }
 
-    private func subscribe<M: Mail>(
+    private nonisolated func subscribe<M: Mail>(
         _ type: M.Type,
         fromObject sender: AnyObject,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy
@@ -162,7 +167,7 @@ public actor Mailroom {
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult
-    public func post<M: Mail>(_ mail: M) -> Receipt {
+    public nonisolated(nonsending) func post<M: Mail>(_ mail: M) async -> Receipt {
         switchboard.post(mail)
     }
 
@@ -173,7 +178,7 @@ public actor Mailroom {
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult
-    public func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
+    public nonisolated(nonsending) func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) async -> Receipt {
         switchboard.post(mail, from: sender)
     }
 
@@ -189,7 +194,7 @@ public actor Mailroom {
     ///
     /// - Returns: The receipts of every mail in the batch, added up.
     @discardableResult
-    public func post<M: Mail>(contentsOf mails: some Sequence<M> & Sendable) -> Receipt {
+    public nonisolated(nonsending) func post<M: Mail>(contentsOf mails: some Sequence<M> & Sendable) async -> Receipt {
         switchboard.post(contentsOf: mails)
     }
 
@@ -199,7 +204,10 @@ public actor Mailroom {
     ///
     /// - Returns: The receipts of every mail in the batch, added up.
     @discardableResult
-    public func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M> & Sendable, from sender: S) -> Receipt {
+    public nonisolated(nonsending) func post<M: Mail, S: Sendable>(
+        contentsOf mails: some Sequence<M> & Sendable,
+        from sender: S
+    ) async -> Receipt {
         switchboard.post(contentsOf: mails, from: sender)
     }
 

@@ -5,7 +5,8 @@
 /// termination handler (and that handler takes the switchboard's lock): yielding under the lock
 /// would invert the two and deadlock. The arrays are copy-on-write snapshots, so capturing them
 /// costs a retain, not an allocation; a subscription removed meanwhile answers `.terminated` and
-/// counts nowhere. Posts stay in one order because the ``Mailroom`` actor runs them one at a time.
+/// counts nowhere. Posts stay in one order because each holds the switchboard's `deliveryOrder`
+/// lock from capture to its last yield.
 struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Subscriptions that take every mail of the type.
     var everyone: [AsyncStream<M>.Continuation] = []

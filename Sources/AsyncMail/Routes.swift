@@ -13,17 +13,6 @@ protocol RouteTable: AnyObject {
     func removeAll() -> [any Finishable]
 }
 
-/// Subscriptions pinned to one object, which is held weakly so the subscription never keeps it alive.
-final class ObjectRoute<M: Mail> {
-    /// The sender; `nil` once it has been deallocated, which ends every subscription here.
-    weak var sender: AnyObject?
-    let subscribers = Subscribers<M>()
-
-    init(sender: AnyObject) {
-        self.sender = sender
-    }
-}
-
 /// Every subscription to one mail type, indexed so a post touches only the ones that match.
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held.
@@ -31,13 +20,17 @@ final class Routes<M: Mail>: RouteTable {
     /// Subscriptions that take every mail of this type, from any sender or none.
     let everyone = Subscribers<M>()
     /// Subscriptions pinned to one object or actor, by identity.
-    private var byObject: [ObjectIdentifier: ObjectRoute<M>] = [:]
+    private var byObject = ObjectRoutes<M>()
     /// Subscriptions pinned to one `Hashable` sender value.
     private var byValue: [ValueSender: Subscribers<M>] = [:]
     /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
     private var bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
     private(set) var count = 0
+
+    /// Object routes a post checks for a departed sender: enough to keep up with senders going
+    /// away, few enough that a post with thousands of pinned objects costs about the same.
+    static var sweepBudgetPerPost: Int { 1 }
 
     // MARK: Adding
 
@@ -52,15 +45,13 @@ final class Routes<M: Mail>: RouteTable {
         id: SubscriptionID,
         sender: AnyObject
     ) -> [any Finishable] {
-        let key = ObjectIdentifier(sender)
         var departed: [any Finishable] = []
         let route: ObjectRoute<M>
-        if let existing = byObject[key], existing.sender === sender {
+        if let existing = byObject[ObjectIdentifier(sender)], existing.sender === sender {
             route = existing
         } else {
-            if let stale = byObject[key] { departed = takeAll(of: stale) }
             route = ObjectRoute(sender: sender)
-            byObject[key] = route
+            if let stale = byObject.insert(route) { departed = takeAll(of: stale) }
         }
         route.subscribers.add(continuation, id: id)
         count += 1
@@ -120,15 +111,11 @@ final class Routes<M: Mail>: RouteTable {
 
     // MARK: Removing
 
-    /// Removes the routes of senders that have been deallocated and returns their continuations to finish.
-    func sweepDepartedSenders() -> [any Finishable] {
-        guard !byObject.isEmpty, byObject.values.contains(where: { $0.sender == nil }) else { return [] }
-        var departed: [any Finishable] = []
-        for (key, route) in byObject where route.sender == nil {
-            departed += takeAll(of: route)
-            byObject[key] = nil
-        }
-        return departed
+    /// Removes routes of senders that have been deallocated, checking at most `budget` object
+    /// routes (all when nil), and returns their continuations to finish.
+    func sweepDepartedSenders(budget: Int?) -> [any Finishable] {
+        guard !byObject.isEmpty else { return [] }
+        return byObject.removeDeparted(budget: budget).flatMap(takeAll(of:))
     }
 
     func remove(_ id: SubscriptionID, from filter: Filter) -> (any Finishable)? {
@@ -139,7 +126,7 @@ final class Routes<M: Mail>: RouteTable {
         case .object(let key):
             guard let route = byObject[key] else { return nil }
             removed = route.subscribers.remove(id)
-            if route.subscribers.count == 0 { byObject[key] = nil }
+            if route.subscribers.count == 0 { byObject.remove(key) }
         case .value(let key):
             guard let subscribers = byValue[key] else { return nil }
             removed = subscribers.remove(id)
@@ -155,10 +142,9 @@ final class Routes<M: Mail>: RouteTable {
 
     func removeAll() -> [any Finishable] {
         var all = everyone.removeAll()
-        for route in byObject.values { all += route.subscribers.removeAll() }
+        for route in byObject.removeAll() { all += route.subscribers.removeAll() }
         for subscribers in byValue.values { all += subscribers.removeAll() }
         for subscribers in bySenderType.values { all += subscribers.removeAll() }
-        byObject = [:]
         byValue = [:]
         bySenderType = [:]
         count = 0

@@ -8,10 +8,15 @@ import Synchronization
 /// is what makes removal deterministic: once a consumer's loop has exited, no count
 /// includes it, with no actor hop, polling or later cleanup pass.
 ///
-/// Lock discipline: the lock is a leaf. Nothing that enters the concurrency runtime happens
-/// while it is held: continuations are yielded to, finished, and (when removed) released only
-/// after unlocking. Task cancellation runs termination handlers while holding the cancelled
-/// task's runtime lock, so calling into the runtime under this lock could deadlock.
+/// Two locks, always taken in this order:
+/// - `deliveryOrder` is held for a whole post (capture and yields), so posts reach every
+///   subscriber in one order without an actor hop per post.
+/// - `registry` is a leaf: nothing that enters the concurrency runtime happens while it is
+///   held. Task cancellation runs termination handlers (which take `registry`) while holding
+///   the cancelled task's runtime lock, and yielding needs that same task lock, so yielding
+///   under `registry` could deadlock. Continuations are yielded to, finished and released
+///   only after unlocking it. Termination handlers never take `deliveryOrder`, so holding it
+///   across yields cannot form a cycle.
 final class Switchboard: Sendable {
     struct Registry {
         /// Route tables by mail type identity; a table is dropped as soon as it is empty.
@@ -23,6 +28,10 @@ final class Switchboard: Sendable {
     }
 
     private let registry = Mutex(Registry())
+
+    /// Held for the whole of each post, which makes the order posts take it the one order
+    /// every subscriber sees.
+    private let deliveryOrder = Mutex(())
 
     /// Runs `body` under the lock; the one way into `registry`.
     private func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
@@ -97,24 +106,34 @@ final class Switchboard: Sendable {
     // MARK: Posting
 
     func post<M: Mail>(_ mail: M) -> Receipt {
-        recipients(of: M.self, from: Never?.none, key: .none).deliver(mail, from: nil)
+        deliveryOrder.withLock { _ in
+            recipients(of: M.self, from: Never?.none, key: .none).deliver(mail, from: nil)
+        }
     }
 
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
-        recipients(of: M.self, from: sender, key: SenderKey(sender)).deliver(mail, from: sender)
+        let key = SenderKey(sender)
+        return deliveryOrder.withLock { _ in
+            recipients(of: M.self, from: sender, key: key).deliver(mail, from: sender)
+        }
     }
 
     func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
-        recipients(of: M.self, from: Never?.none, key: .none).deliver(contentsOf: mails, from: nil)
+        deliveryOrder.withLock { _ in
+            recipients(of: M.self, from: Never?.none, key: .none).deliver(contentsOf: mails, from: nil)
+        }
     }
 
     func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
-        recipients(of: M.self, from: sender, key: SenderKey(sender)).deliver(contentsOf: mails, from: sender)
+        let key = SenderKey(sender)
+        return deliveryOrder.withLock { _ in
+            recipients(of: M.self, from: sender, key: key).deliver(contentsOf: mails, from: sender)
+        }
     }
 
-    /// Captures who a post must reach, first ending subscriptions whose sender is gone.
+    /// Captures who a post must reach, first ending a subscription or two whose sender is gone.
     ///
-    /// Only the capture happens under the lock; the caller yields after it is released
+    /// Only the capture happens under `registry`; the caller yields after it is released
     /// (see ``Recipients`` for why).
     private func recipients<M: Mail, S: Sendable>(
         of type: M.Type,
@@ -125,7 +144,7 @@ final class Switchboard: Sendable {
         let (recipients, departed): (Recipients<M, S>, [any Finishable]) = withRegistry { registry in
             guard let table = registry.tables[typeKey] else { return (Recipients(), []) }
             let routes = unsafeDowncast(table, to: Routes<M>.self)
-            let departed = routes.sweepDepartedSenders()
+            let departed = routes.sweepDepartedSenders(budget: Routes<M>.sweepBudgetPerPost)
             if routes.count == 0 { registry.tables[typeKey] = nil }
             return (routes.recipients(from: sender, key: key), departed)
         }
@@ -140,7 +159,7 @@ final class Switchboard: Sendable {
         let (count, departed): (Int, [any Finishable]) = withRegistry { registry in
             guard let table = registry.tables[typeKey] else { return (0, []) }
             let routes = unsafeDowncast(table, to: Routes<M>.self)
-            let departed = routes.sweepDepartedSenders()
+            let departed = routes.sweepDepartedSenders(budget: nil)
             if routes.count == 0 { registry.tables[typeKey] = nil }
             return (routes.count, departed)
         }

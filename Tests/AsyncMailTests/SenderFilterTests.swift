@@ -168,4 +168,29 @@ struct SenderFilterTests {
         #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
         withExtendedLifetime(attempts) {}
     }
+
+    @Test("with many pinned senders, a departed one's stream ends within that many posts, or at once on a count")
+    func departedAmongManyEndsWithinBound() async throws {
+        let mailroom = Mailroom()
+        let stayers = (0..<40).map { Player("stayer \($0)") }
+        var pinned: [AsyncStream<Ping>] = []
+        for stayer in stayers { pinned.append(await mailroom.subscribe(to: Ping.self, from: stayer)) }
+        var leaver: Player? = Player("leaver")
+        let leaving = await mailroom.subscribe(to: Ping.self, from: leaver!)
+        let ended = Task { await leaving.collect() }
+        leaver = nil
+
+        // Each post checks one pinned sender, round-robin, so 41 posts reach every one of them.
+        for id in 0...stayers.count { await mailroom.post(Ping(id: id)) }
+        #expect(try await withTimeout { await ended.value } == [])
+        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
+
+        // A count checks them all at once.
+        var another: Player? = Player("another")
+        let alsoLeaving = await mailroom.subscribe(to: Ping.self, from: another!)
+        another = nil
+        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
+        #expect(try await withTimeout { await alsoLeaving.collect() } == [])
+        withExtendedLifetime((stayers, pinned)) {}
+    }
 }

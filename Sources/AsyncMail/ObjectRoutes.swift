@@ -1,0 +1,87 @@
+/// Subscriptions pinned to one object, which is held weakly so the subscription never keeps it alive.
+final class ObjectRoute<M: Mail> {
+    /// The sender; `nil` once it has been deallocated, which ends every subscription here.
+    weak var sender: AnyObject?
+    /// The sender's identity, kept because `sender` forgets it when the object goes.
+    let key: ObjectIdentifier
+    let subscribers = Subscribers<M>()
+
+    init(sender: AnyObject) {
+        self.sender = sender
+        self.key = ObjectIdentifier(sender)
+    }
+}
+
+/// The object-pinned routes of one mail type: by identity for posting, and in an array so that
+/// departed senders can be looked for a few at a time, round-robin.
+///
+/// Swift has no hook for an object's deallocation, so finding departed senders means reading
+/// weak references, each a likely cache miss (about 170 ns measured). Checking all of them on
+/// every post made a post cost 1.7 ms with 10,000 pinned objects; checking a fixed budget per
+/// post keeps posts O(1) and still finds every departed sender within a bounded number of posts.
+struct ObjectRoutes<M: Mail> {
+    /// Every route, in no particular order.
+    private var routes: [ObjectRoute<M>] = []
+    /// Where each route sits in `routes`.
+    private var positions: [ObjectIdentifier: Int] = [:]
+    /// The next route a budgeted sweep will check.
+    private var cursor = 0
+
+    var isEmpty: Bool { routes.isEmpty }
+
+    subscript(key: ObjectIdentifier) -> ObjectRoute<M>? {
+        positions[key].map { routes[$0] }
+    }
+
+    /// Adds a route, replacing any route whose (departed) sender had the same address.
+    /// Returns the replaced route.
+    mutating func insert(_ route: ObjectRoute<M>) -> ObjectRoute<M>? {
+        if let position = positions[route.key] {
+            defer { routes[position] = route }
+            return routes[position]
+        }
+        positions[route.key] = routes.count
+        routes.append(route)
+        return nil
+    }
+
+    @discardableResult
+    mutating func remove(_ key: ObjectIdentifier) -> ObjectRoute<M>? {
+        guard let position = positions.removeValue(forKey: key) else { return nil }
+        let last = routes.count - 1
+        if position != last {
+            routes.swapAt(position, last)
+            positions[routes[position].key] = position
+        }
+        return routes.removeLast()
+    }
+
+    /// Removes and returns routes whose sender is gone, checking at most `budget` routes
+    /// (all of them when `budget` is nil).
+    mutating func removeDeparted(budget: Int?) -> [ObjectRoute<M>] {
+        var departed: [ObjectRoute<M>] = []
+        var checks = min(budget ?? routes.count, routes.count)
+        while checks > 0, !routes.isEmpty {
+            checks -= 1
+            if cursor >= routes.count { cursor = 0 }
+            let route = routes[cursor]
+            if route.sender == nil {
+                // The last route moves into `cursor`, so the cursor stays to check it next.
+                departed.append(route)
+                remove(route.key)
+            } else {
+                cursor += 1
+            }
+        }
+        return departed
+    }
+
+    mutating func removeAll() -> [ObjectRoute<M>] {
+        defer {
+            routes = []
+            positions = [:]
+            cursor = 0
+        }
+        return routes
+    }
+}
