@@ -1,0 +1,105 @@
+// Measures what package-benchmark's counters cannot: net heap bytes held per idle subscription,
+// and post-to-receive latency percentiles, each against a raw AsyncStream in the same run.
+//
+//   swift run -c release Probe            memory and latency, one "label: value | note" line each
+//   swift run -c release Probe profile    100k posts to one subscriber, for callgrind
+import AsyncMail
+import CHeapStats
+import Foundation
+
+struct Stamp: Mail {
+    let sent: ContinuousClock.Instant
+}
+
+/// Heap bytes in use right now.
+func heapInUse() -> Int {
+    Int(heap_bytes_in_use())
+}
+
+/// Net heap bytes per element for `count` of whatever `make` creates and keeps.
+func bytesPerItem<T>(_ count: Int, _ make: () async -> T) async -> Double {
+    var kept: [T] = []
+    kept.reserveCapacity(count)
+    let before = heapInUse()
+    for _ in 0..<count { kept.append(await make()) }
+    let after = heapInUse()
+    withExtendedLifetime(kept) {}
+    return Double(after - before) / Double(count)
+}
+
+/// One-way latencies of `samples` round trips: post, wait until the consumer has it, repeat.
+func latencies(
+    samples: Int,
+    stream: AsyncStream<Stamp>,
+    post: @escaping @Sendable (Stamp) async -> Void
+) async -> [Duration] {
+    let (acks, ack) = AsyncStream.makeStream(of: Duration.self)
+    let consumer = Task {
+        for await stamp in stream { ack.yield(ContinuousClock.now - stamp.sent) }
+    }
+    var results: [Duration] = []
+    results.reserveCapacity(samples)
+    var iterator = acks.makeAsyncIterator()
+    for _ in 0..<samples {
+        await post(Stamp(sent: .now))
+        if let latency = await iterator.next() { results.append(latency) }
+    }
+    consumer.cancel()
+    return results
+}
+
+func percentile(_ sorted: [Duration], _ p: Double) -> String {
+    let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+    let (seconds, attoseconds) = value.components
+    return String(format: "%.1f µs", Double(seconds) * 1e6 + Double(attoseconds) / 1e12)
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+
+if arguments.first == "profile" {
+    // The hot path alone, for `valgrind --tool=callgrind`.
+    let mailroom = Mailroom()
+    let stream = await mailroom.subscribe(to: Stamp.self)
+    let now = ContinuousClock.now
+    for _ in 0..<100_000 { await mailroom.post(Stamp(sent: now)) }
+    withExtendedLifetime(stream) {}
+    exit(0)
+}
+
+// MARK: Idle subscriptions
+
+let idle = 10_000
+let mailroom = Mailroom()
+_ = await mailroom.subscribe(to: Stamp.self)  // warm the type's route table out of the measurement
+let perSubscription = await bytesPerItem(idle) { await mailroom.subscribe(to: Stamp.self) }
+let perStream = await bytesPerItem(idle) { () -> (AsyncStream<Stamp>, AsyncStream<Stamp>.Continuation) in
+    let pair = AsyncStream.makeStream(of: Stamp.self)
+    pair.1.onTermination = { _ in }
+    return pair
+}
+if perStream <= 0 {
+    // Without glibc's heap statistics there is nothing to measure; say so rather than pass.
+    print("Idle subscription, heap bytes: unavailable | needs glibc's mallinfo2")
+} else {
+    print("Idle subscription, heap bytes: \(Int(perSubscription)) | AsyncStream alone: \(Int(perStream))")
+    let overhead = perSubscription - perStream
+    print(
+        "Idle subscription, bytes beyond AsyncStream: \(Int(overhead)) | "
+            + (overhead <= 600 ? "meets" : "MISSES") + " target <= 600"
+    )
+}
+
+// MARK: Latency
+
+let samples = 20_000
+let room = Mailroom()
+let roomStream = await room.subscribe(to: Stamp.self)
+let mailroomLatency = await latencies(samples: samples, stream: roomStream) { await room.post($0) }.sorted()
+let (rawStream, rawContinuation) = AsyncStream.makeStream(of: Stamp.self)
+let rawLatency = await latencies(samples: samples, stream: rawStream) { rawContinuation.yield($0) }.sorted()
+print(
+    "Latency p50, Mailroom: \(percentile(mailroomLatency, 0.5)) | AsyncStream: \(percentile(rawLatency, 0.5))"
+)
+print(
+    "Latency p99, Mailroom: \(percentile(mailroomLatency, 0.99)) | AsyncStream: \(percentile(rawLatency, 0.99))"
+)
