@@ -34,5 +34,6 @@ public struct Receipt: Sendable, Equatable, Hashable, CustomStringConvertible {
         lhs = lhs + rhs
     }
 
+    /// Reads like the initialiser call that would make the same receipt.
     public var description: String { "Receipt(delivered: \(delivered), dropped: \(dropped))" }
 }

@@ -1,0 +1,56 @@
+import AsyncMail
+import Testing
+
+// The patterns from the "Testing with AsyncMail" article, run as written.
+
+struct OrderShipped: Mail {
+    let orderID: Int
+}
+
+struct OrderCooked: Mail {
+    let orderID: Int
+}
+
+func ship(_ orderID: Int, via mailroom: Mailroom) async {
+    await mailroom.post(OrderShipped(orderID: orderID))
+}
+
+func cook(_ orders: [Int], via mailroom: Mailroom) async {
+    for order in orders { await mailroom.post(OrderCooked(orderID: order)) }
+}
+
+@Suite("Documentation examples")
+struct DocumentationExampleTests {
+    @Test("subscribe before you act")
+    func shippingAnnouncesTheOrder() async throws {
+        let mailroom = Mailroom()
+        let shipped = await mailroom.subscribe(to: OrderShipped.self)
+
+        await ship(42, via: mailroom)
+
+        var iterator = shipped.makeAsyncIterator()
+        #expect(await iterator.next()?.orderID == 42)
+    }
+
+    @Test("count with confirmation")
+    func everyOrderIsCooked() async {
+        let mailroom = Mailroom()
+        let cooked = await mailroom.subscribe(to: OrderCooked.self)
+        await cook([1, 2, 3], via: mailroom)
+        await mailroom.close()
+
+        await confirmation(expectedCount: 3) { cookedOne in
+            for await _ in cooked { cookedOne() }
+        }
+    }
+
+    @Test("checking that nothing arrived, by receipt")
+    func nothingArrived() async {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let bob = Player("bob")
+        let fromAlice = await mailroom.subscribe(to: Ping.self, from: alice)
+        #expect(await mailroom.post(Ping(id: 1), from: bob) == Receipt())
+        withExtendedLifetime(fromAlice) {}
+    }
+}
