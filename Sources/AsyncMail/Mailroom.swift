@@ -50,15 +50,26 @@ public actor Mailroom {
     ///     `.unbounded`, never drops. With `.bufferingOldest(n)` or `.bufferingNewest(n)` a
     ///     slow consumer loses mail and each post's ``Receipt`` reports it. A limit of zero
     ///     or less holds nothing: mail reaches the consumer only if it is already waiting.
+    ///   - isIncluded: A filter run when mail is posted, before it is buffered. Mail it rejects
+    ///     never takes a buffer slot and counts in neither column of the ``Receipt``. It runs
+    ///     once per matching post, on the poster's thread, so keep it cheap and free of side
+    ///     effects. Every `subscribe` takes one.
+    ///
+    /// ```swift
+    /// let large = await mailroom.subscribe(to: OrderPlaced.self, where: { $0.total > 10_000 })
+    /// ```
     public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        switchboard.subscribe(M.self, filter: .everyone, bufferingPolicy: bufferingPolicy) {
-            routes,
-            continuation,
-            id in
-            routes.addEveryone(continuation, id: id)
+        switchboard.subscribe(
+            M.self,
+            filter: .everyone,
+            bufferingPolicy: bufferingPolicy,
+            accepts: isIncluded
+        ) { routes, subscriber in
+            routes.addEveryone(subscriber)
             return []
         }
     }
@@ -78,9 +89,10 @@ public actor Mailroom {
     public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Sendable>(
         to type: M.Type,
         from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy)
+        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
     }
 
     /// Subscribes to mail posted by one object that is also `Hashable`, matched by identity.
@@ -91,9 +103,10 @@ public actor Mailroom {
     public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy)
+        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
     }
 
     /// Subscribes to mail posted with a sender value equal to this one, such as a room id.
@@ -107,14 +120,17 @@ public actor Mailroom {
     public nonisolated(nonsending) func subscribe<M: Mail, S: Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
         let key = ValueSender(sender)
-        return switchboard.subscribe(M.self, filter: .value(key), bufferingPolicy: bufferingPolicy) {
-            routes,
-            continuation,
-            id in
-            routes.addValue(continuation, id: id, sender: key)
+        return switchboard.subscribe(
+            M.self,
+            filter: .value(key),
+            bufferingPolicy: bufferingPolicy,
+            accepts: isIncluded
+        ) { routes, subscriber in
+            routes.addValue(subscriber, sender: key)
             return []
         }
     }
@@ -132,14 +148,20 @@ public actor Mailroom {
     public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
         to type: M.Type,
         from senderType: S.Type,
-        bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<Envelope<M, S>> {
-        switchboard.subscribe(
+        var accepts: (@Sendable (Envelope<M, S>) -> Bool)?
+        if let isIncluded {
+            accepts = { @Sendable envelope in isIncluded(envelope.mail) }
+        }
+        return switchboard.subscribe(
             M.self,
             filter: .senderType(ObjectIdentifier(S.self)),
-            bufferingPolicy: bufferingPolicy
-        ) { routes, continuation, id in
-            routes.addSenderType(continuation, id: id)
+            bufferingPolicy: bufferingPolicy,
+            accepts: accepts
+        ) { routes, subscriber in
+            routes.addSenderType(subscriber)
             return []
         }
     }
@@ -147,14 +169,16 @@ public actor Mailroom {
     private nonisolated func subscribe<M: Mail>(
         _ type: M.Type,
         fromObject sender: AnyObject,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
+        where isIncluded: (@Sendable (M) -> Bool)?
     ) -> AsyncStream<M> {
         switchboard.subscribe(
             M.self,
             filter: .object(ObjectIdentifier(sender)),
-            bufferingPolicy: bufferingPolicy
-        ) { routes, continuation, id in
-            routes.addObject(continuation, id: id, sender: sender)
+            bufferingPolicy: bufferingPolicy,
+            accepts: isIncluded
+        ) { routes, subscriber in
+            routes.addObject(subscriber, sender: sender)
         }
     }
 

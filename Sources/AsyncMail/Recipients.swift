@@ -9,11 +9,11 @@
 /// lock from capture to its last yield.
 struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Subscriptions that take every mail of the type.
-    var everyone: [AsyncStream<M>.Continuation] = []
+    var everyone: [Subscriber<M>] = []
     /// Subscriptions pinned to the post's sender.
-    var pinned: [AsyncStream<M>.Continuation] = []
+    var pinned: [Subscriber<M>] = []
     /// Subscriptions to the sender's type, which receive envelopes.
-    var bySenderType: [AsyncStream<Envelope<M, S>>.Continuation] = []
+    var bySenderType: [Subscriber<Envelope<M, S>>] = []
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
     func deliver(_ mail: M, from sender: S?) -> Receipt {
@@ -35,11 +35,13 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
 
     private static func yield<Element: Sendable>(
         _ element: Element,
-        to continuations: [AsyncStream<Element>.Continuation],
+        to subscribers: [Subscriber<Element>],
         into receipt: inout Receipt
     ) {
-        for continuation in continuations {
-            switch continuation.yield(element) {
+        for subscriber in subscribers {
+            // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
+            if let accepts = subscriber.accepts, !accepts(element) { continue }
+            switch subscriber.continuation.yield(element) {
             case .enqueued:
                 receipt.delivered += 1
             case .dropped:

@@ -34,17 +34,13 @@ final class Routes<M: Mail>: RouteTable {
 
     // MARK: Adding
 
-    func addEveryone(_ continuation: AsyncStream<M>.Continuation, id: SubscriptionID) {
-        everyone.add(continuation, id: id)
+    func addEveryone(_ subscriber: Subscriber<M>) {
+        everyone.add(subscriber)
         count += 1
     }
 
     /// Returns the subscriptions of a departed sender whose address `sender` now reuses; finish them.
-    func addObject(
-        _ continuation: AsyncStream<M>.Continuation,
-        id: SubscriptionID,
-        sender: AnyObject
-    ) -> [any Finishable] {
+    func addObject(_ subscriber: Subscriber<M>, sender: AnyObject) -> [any Finishable] {
         var departed: [any Finishable] = []
         let route: ObjectRoute<M>
         if let existing = byObject[ObjectIdentifier(sender)], existing.sender === sender {
@@ -53,12 +49,12 @@ final class Routes<M: Mail>: RouteTable {
             route = ObjectRoute(sender: sender)
             if let stale = byObject.insert(route) { departed = takeAll(of: stale) }
         }
-        route.subscribers.add(continuation, id: id)
+        route.subscribers.add(subscriber)
         count += 1
         return departed
     }
 
-    func addValue(_ continuation: AsyncStream<M>.Continuation, id: SubscriptionID, sender: ValueSender) {
+    func addValue(_ subscriber: Subscriber<M>, sender: ValueSender) {
         let subscribers: Subscribers<M>
         if let existing = byValue[sender] {
             subscribers = existing
@@ -66,14 +62,11 @@ final class Routes<M: Mail>: RouteTable {
             subscribers = Subscribers()
             byValue[sender] = subscribers
         }
-        subscribers.add(continuation, id: id)
+        subscribers.add(subscriber)
         count += 1
     }
 
-    func addSenderType<S: Sendable>(
-        _ continuation: AsyncStream<Envelope<M, S>>.Continuation,
-        id: SubscriptionID
-    ) {
+    func addSenderType<S: Sendable>(_ subscriber: Subscriber<Envelope<M, S>>) {
         let key = ObjectIdentifier(S.self)
         let subscribers: Subscribers<Envelope<M, S>>
         if let existing = bySenderType[key] {
@@ -83,7 +76,7 @@ final class Routes<M: Mail>: RouteTable {
             subscribers = Subscribers()
             bySenderType[key] = subscribers
         }
-        subscribers.add(continuation, id: id)
+        subscribers.add(subscriber)
         count += 1
     }
 
@@ -92,19 +85,19 @@ final class Routes<M: Mail>: RouteTable {
     /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
     /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
     func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> Recipients<M, S> {
-        var recipients = Recipients<M, S>(everyone: everyone.continuations)
+        var recipients = Recipients<M, S>(everyone: everyone.entries)
         switch key {
         case .object(let object):
             if let route = byObject[ObjectIdentifier(object)], route.sender === object {
-                recipients.pinned = route.subscribers.continuations
+                recipients.pinned = route.subscribers.entries
             }
         case .value(let value):
-            recipients.pinned = byValue[value]?.continuations ?? []
+            recipients.pinned = byValue[value]?.entries ?? []
         case .none:
             break
         }
         if sender != nil, !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(S.self)] {
-            recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).continuations
+            recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).entries
         }
         return recipients
     }

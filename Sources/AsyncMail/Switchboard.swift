@@ -54,13 +54,14 @@ final class Switchboard: Sendable {
 
     /// Registers a new stream before returning it, so nothing posted afterwards can be missed.
     ///
-    /// `insert` files the continuation into the right route and returns the continuations of
+    /// `insert` files the subscriber into the right route and returns the continuations of
     /// any departed sender it displaced, to be finished after unlocking.
     func subscribe<M: Mail, Element: Sendable>(
         _ type: M.Type,
         filter: Filter,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
-        insert: (Routes<M>, AsyncStream<Element>.Continuation, SubscriptionID) -> [any Finishable]
+        accepts: (@Sendable (Element) -> Bool)?,
+        insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
@@ -78,7 +79,8 @@ final class Switchboard: Sendable {
                 routes = Routes<M>()
                 registry.tables[typeKey] = routes
             }
-            return (registry.lastID, insert(routes, continuation, registry.lastID))
+            let subscriber = Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts)
+            return (registry.lastID, insert(routes, subscriber))
         }
         guard let registered else {
             continuation.finish()
