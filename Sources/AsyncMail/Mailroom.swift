@@ -182,6 +182,26 @@ public actor Mailroom {
         }
     }
 
+    /// Taps every post of every mail type, for logging, auditing and debugging tools.
+    ///
+    /// Each post arrives as a type-erased ``PostedMail`` (the mail, its type and its sender), in
+    /// the same one order that subscribers see. Taps observe without taking part: they are not
+    /// counted in receipts or in ``subscriberCount(for:)``. While nobody taps, a post pays a
+    /// single check for it. Like every subscription, a tap is live on return and ends when its
+    /// consuming task is cancelled, its stream is dropped, or the mailroom closes.
+    ///
+    /// ```swift
+    /// for await posted in await mailroom.subscribeToAllMail() {
+    ///     logger.debug("\(posted.typeName) from \(String(describing: posted.sender))")
+    /// }
+    /// ```
+    public nonisolated(nonsending) func subscribeToAllMail(
+        bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
+    ) async -> AsyncStream<PostedMail> {
+        switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)
+    }
+
     // MARK: Posting
 
     /// Posts mail with no sender; it reaches only subscriptions without a sender filter.
@@ -252,6 +272,11 @@ public actor Mailroom {
     /// `Receipt(delivered: 0, dropped: 0)`. Calling it again does nothing.
     public func close() {
         switchboard.close()
+    }
+
+    /// The number of live taps; lets tests prove a tap is removed.
+    var tapCount: Int {
+        switchboard.tapCount
     }
 
     /// The number of mail types with live subscriptions; lets tests prove nothing is retained.

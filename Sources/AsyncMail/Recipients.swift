@@ -14,6 +14,9 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     var pinned: [Subscriber<M>] = []
     /// Subscriptions to the sender's type, which receive envelopes.
     var bySenderType: [Subscriber<Envelope<M, S>>] = []
+    /// Taps on every post. They observe and are not counted: a logging tap must never make a
+    /// post that no subscriber heard look delivered.
+    var taps: [Subscriber<PostedMail>] = []
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
     func deliver(_ mail: M, from sender: S?) -> Receipt {
@@ -22,6 +25,10 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         Self.yield(mail, to: pinned, into: &receipt)
         if let sender, !bySenderType.isEmpty {
             Self.yield(Envelope(mail: mail, sender: sender), to: bySenderType, into: &receipt)
+        }
+        if !taps.isEmpty {
+            var uncounted = Receipt()
+            Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender), to: taps, into: &uncounted)
         }
         return receipt
     }

@@ -25,6 +25,8 @@ final class Switchboard: Sendable {
         var lastID: SubscriptionID = 0
         /// Set by `close()`: from then on nothing is registered and nothing is delivered.
         var isClosed = false
+        /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
+        let taps = Subscribers<PostedMail>()
     }
 
     private let registry = Mutex(Registry())
@@ -144,14 +146,45 @@ final class Switchboard: Sendable {
     ) -> Recipients<M, S> {
         let typeKey = ObjectIdentifier(M.self)
         let (recipients, departed): (Recipients<M, S>, [any Finishable]) = withRegistry { registry in
-            guard let table = registry.tables[typeKey] else { return (Recipients(), []) }
-            let routes = unsafeDowncast(table, to: Routes<M>.self)
-            let departed = routes.sweepDepartedSenders(budget: Routes<M>.sweepBudgetPerPost)
-            if routes.count == 0 { registry.tables[typeKey] = nil }
-            return (routes.recipients(from: sender, key: key), departed)
+            var recipients = Recipients<M, S>()
+            var departed: [any Finishable] = []
+            if let table = registry.tables[typeKey] {
+                let routes = unsafeDowncast(table, to: Routes<M>.self)
+                departed = routes.sweepDepartedSenders(budget: Routes<M>.sweepBudgetPerPost)
+                if routes.count == 0 { registry.tables[typeKey] = nil }
+                recipients = routes.recipients(from: sender, key: key)
+            }
+            if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
+            return (recipients, departed)
         }
         for continuation in departed { continuation.finish() }
         return recipients
+    }
+
+    // MARK: Tapping
+
+    /// Registers a tap on every post before returning it, like ``subscribe(_:filter:bufferingPolicy:accepts:insert:)``.
+    func subscribeToAll(
+        bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy,
+        accepts: (@Sendable (PostedMail) -> Bool)?
+    ) -> AsyncStream<PostedMail> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PostedMail.self, bufferingPolicy: bufferingPolicy)
+        let id: SubscriptionID? = withRegistry { registry in
+            guard !registry.isClosed else { return nil }
+            registry.lastID += 1
+            registry.taps.add(Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts))
+            return registry.lastID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            let removed = self.withRegistry { $0.taps.remove(id) }
+            _ = removed  // released here, outside the lock
+        }
+        return stream
     }
 
     // MARK: Counting and closing
@@ -169,6 +202,11 @@ final class Switchboard: Sendable {
         return count
     }
 
+    /// The number of live taps; lets tests prove a tap is removed.
+    var tapCount: Int {
+        withRegistry { $0.taps.count }
+    }
+
     /// The number of mail types that currently have a route table; lets tests prove nothing leaks.
     var routeTableCount: Int {
         withRegistry { $0.tables.count }
@@ -179,7 +217,7 @@ final class Switchboard: Sendable {
         let all: [any Finishable] = withRegistry { registry in
             registry.isClosed = true
             defer { registry.tables = [:] }
-            return registry.tables.values.flatMap { $0.removeAll() }
+            return registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll()
         }
         for continuation in all { continuation.finish() }
     }

@@ -1,0 +1,31 @@
+/// Any posted mail, type-erased, as seen by a tap on a whole ``Mailroom``.
+///
+/// Made by ``Mailroom/subscribeToAllMail(bufferingPolicy:where:)`` for logging, auditing and
+/// debugging tools that must see every post without knowing every mail type.
+public struct PostedMail: Sendable {
+    /// The mail that was posted.
+    public let mail: any Mail
+    /// The mail's type. Use ``mail(as:)`` to get the mail back as a concrete type.
+    public let mailType: any Mail.Type
+    /// The sender it was posted from, or `nil` for mail posted without one.
+    public let sender: (any Sendable)?
+
+    /// The mail type's fully qualified name, such as `"Shop.OrderPlaced"`.
+    public var typeName: String { String(reflecting: mailType) }
+
+    /// The mail as `M`, or `nil` when it is of another type.
+    ///
+    /// ```swift
+    /// if let order = posted.mail(as: OrderPlaced.self) { audit(order) }
+    /// ```
+    public func mail<M: Mail>(as type: M.Type) -> M? {
+        mail as? M
+    }
+
+    /// Creates a posted-mail record; the ``Mailroom`` makes these for you.
+    public init(mail: any Mail, mailType: any Mail.Type, sender: (any Sendable)?) {
+        self.mail = mail
+        self.mailType = mailType
+        self.sender = sender
+    }
+}

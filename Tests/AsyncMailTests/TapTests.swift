@@ -1,0 +1,67 @@
+import AsyncMail
+import Testing
+
+@testable import AsyncMail
+
+@Suite("Tap on everything")
+struct TapTests {
+    @Test("a tap sees every type and sender, in the order subscribers see")
+    func seesEverything() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let tap = await mailroom.subscribeToAllMail()
+        let pings = await mailroom.subscribe(to: Ping.self)
+
+        await mailroom.post(Ping(id: 1))
+        await mailroom.post(Pong(id: 2), from: alice)
+        await mailroom.post(Ping(id: 3), from: RoomID("lobby"))
+
+        let seen = try await withTimeout { await tap.first(3) }
+        #expect(
+            seen.map(\.typeName) == [
+                String(reflecting: Ping.self), String(reflecting: Pong.self), String(reflecting: Ping.self),
+            ]
+        )
+        #expect(seen[0].mail(as: Ping.self) == Ping(id: 1))
+        #expect(seen[1].mail(as: Pong.self) == Pong(id: 2))
+        #expect(seen[1].mail(as: Ping.self) == nil)
+        #expect(seen[0].sender == nil)
+        #expect((seen[1].sender as? Player) === alice)
+        #expect((seen[2].sender as? RoomID) == RoomID("lobby"))
+        #expect(try await withTimeout { await pings.first(2) }.map(\.id) == [1, 3])
+    }
+
+    @Test("taps are not counted: a post nobody subscribed to still reads as unheard")
+    func notCounted() async throws {
+        let mailroom = Mailroom()
+        let tap = await mailroom.subscribeToAllMail()
+        #expect(await mailroom.post(Ping(id: 1)) == Receipt())
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(try await withTimeout { await tap.first(1) }.count == 1, "yet the tap saw it")
+    }
+
+    @Test("a tap can filter, and ends like any subscription")
+    func filtersAndEnds() async throws {
+        let mailroom = Mailroom()
+        let onlyPongs = await mailroom.subscribeToAllMail(where: { $0.mail(as: Pong.self) != nil })
+        let consumer = Task { await onlyPongs.collect().compactMap { $0.mail(as: Pong.self)?.id } }
+        await mailroom.post(Ping(id: 1))
+        await mailroom.post(Pong(id: 2))
+        await mailroom.close()
+        #expect(try await withTimeout { await consumer.value } == [2])
+        #expect(try await withTimeout { await mailroom.subscribeToAllMail().collect() }.isEmpty, "closed")
+    }
+
+    @Test("cancelling a tap's consumer removes it at once")
+    func cancelRemoves() async throws {
+        let mailroom = Mailroom()
+        let tap = await mailroom.subscribeToAllMail(bufferingPolicy: .bufferingOldest(0))
+        let consumer = Task { for await _ in tap {} }
+        #expect(await mailroom.tapCount == 1)
+        consumer.cancel()
+        await consumer.value
+        #expect(await mailroom.tapCount == 0)
+        _ = await mailroom.subscribeToAllMail()  // dropped at once
+        #expect(await mailroom.tapCount == 0)
+    }
+}
