@@ -207,7 +207,10 @@ public actor Mailroom {
     /// Posts mail with no sender; it reaches only subscriptions without a sender filter.
     ///
     /// Delivery happens before this returns: the mail is handed to a waiting consumer or
-    /// buffered for it. It never waits for a consumer.
+    /// buffered for it. It never waits for a consumer, and never suspends: it runs on the
+    /// caller's executor. Like a loop of `continuation.yield`, a loop that does nothing but
+    /// post keeps its thread; for bulk mail use ``post(contentsOf:)``, or `await Task.yield()`
+    /// now and then so other tasks (your consumers among them) get to run.
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult

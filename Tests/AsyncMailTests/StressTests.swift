@@ -63,6 +63,7 @@ struct StressWorld: Sendable {
 
     @discardableResult
     func post(poster: Int, index: Int) async -> Receipt {
+        await cooperate(after: index)
         let (isAlpha, sender) = Self.schedule(poster: poster, index: index)
         return isAlpha
             ? await post(Alpha(poster: poster, sequence: index), from: sender)
@@ -104,7 +105,8 @@ struct Observed<M: Stamped>: Sendable {
     let received: [M]
 }
 
-@Suite("Stress", .tags(.stress))
+// One at a time: each of these saturates both cores on its own.
+@Suite("Stress", .tags(.stress), .serialized)
 struct StressTests {
     static let seeds: [UInt64] = [0x5EED_0001, 0x5EED_0002]
 
@@ -322,6 +324,7 @@ struct StressTests {
                     group.addTask {
                         var sum = Receipt()
                         for index in 0..<postsEach {
+                            await cooperate(after: index)
                             sum += await world.mailroom.post(Alpha(poster: poster, sequence: index))
                         }
                         return sum
@@ -478,6 +481,7 @@ struct StressTests {
                     group.addTask {
                         var delivered = 0
                         for index in 0..<postsEach {
+                            await cooperate(after: index)
                             delivered += await world.mailroom.post(Alpha(poster: poster, sequence: index), from: sender)
                                 .delivered
                         }

@@ -132,3 +132,10 @@ func scaled(_ count: Int) -> Int { max(1, Int((Double(count) * stressScale).roun
 /// Whether AddressSanitizer is loaded. It quarantines freed memory, so tests that need the
 /// allocator to hand an address straight back cannot run under it.
 let addressSanitizerIsActive: Bool = dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil
+
+/// Lets other tasks run every so often. `post` never suspends, so a loop of nothing but posts
+/// would keep its thread the way a loop of `continuation.yield` does; real posters await other
+/// work between posts, and stress posters imitate that so they share the two-thread pool.
+func cooperate(after index: Int, every interval: Int = 64) async {
+    if index % interval == interval - 1 { await Task.yield() }
+}
