@@ -1,0 +1,149 @@
+import AsyncMail
+import Testing
+
+@testable import AsyncMail
+
+/// Records what an owner's handler saw, and whether calls ever overlapped.
+actor Recorder {
+    private(set) var seen: [Int] = []
+    private(set) var overlapped = false
+    private var running = false
+
+    func handle(_ id: Int, pause: Bool) async {
+        if running { overlapped = true }
+        running = true
+        if pause { await Task.yield() }
+        seen.append(id)
+        running = false
+    }
+}
+
+@MainActor
+final class Screen {
+    var shown: [Int] = []
+}
+
+@Suite("Owner-bound observe")
+struct ObserveTests {
+    @Test("handlers run one at a time, in posting order, with the owner passed strongly")
+    func orderedOneAtATime() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let (handled, report) = AsyncStream.makeStream(of: Int.self)
+        await mailroom.observe(Ping.self, owner: recorder) { recorder, ping in
+            await recorder.handle(ping.id, pause: true)
+            report.yield(ping.id)
+        }
+        // Live on return: posted before the handler task has even started.
+        await mailroom.post(contentsOf: (0..<50).map(Ping.init(id:)))
+        _ = try await withTimeout { await handled.first(50) }
+        #expect(await recorder.seen == Array(0..<50))
+        #expect(await recorder.overlapped == false)
+    }
+
+    @Test("the owner is held weakly, and the observation ends at the next post once it is gone")
+    func endsWithOwner() async throws {
+        let mailroom = Mailroom()
+        var owner: Recorder? = Recorder()
+        weak let gone = owner
+        let (handled, report) = AsyncStream.makeStream(of: Int.self)
+        let observation = await mailroom.observe(Ping.self, owner: owner!) { recorder, ping in
+            await recorder.handle(ping.id, pause: false)
+            report.yield(ping.id)
+        }
+        await mailroom.post(Ping(id: 1))
+        #expect(try await withTimeout { await handled.first(1) } == [1])
+
+        owner = nil
+        #expect(gone == nil, "the observation must not keep its owner alive")
+        await mailroom.post(Ping(id: 2))  // the handler is not called: there is no owner
+        try await withTimeout { await observation.waitUntilEnded() }
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        report.finish()
+        #expect(await handled.collect() == [], "nothing was handled after the owner went")
+    }
+
+    @Test("discarding the Observation does not stop it")
+    func discardingDoesNotStop() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let (handled, report) = AsyncStream.makeStream(of: Int.self)
+        _ = await mailroom.observe(Ping.self, owner: recorder) { _, ping in report.yield(ping.id) }
+        await mailroom.post(Ping(id: 7))
+        #expect(try await withTimeout { await handled.first(1) } == [7])
+        withExtendedLifetime(recorder) {}
+    }
+
+    @Test("cancel() stops delivery before the next mail, even if more is buffered")
+    func cancelStopsBeforeNextMail() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let (inside, reportInside) = AsyncStream.makeStream(of: Void.self)
+        let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
+        let (handled, report) = AsyncStream.makeStream(of: Int.self)
+        let observation = await mailroom.observe(Ping.self, owner: recorder) { _, ping in
+            if ping.id == 1 {
+                reportInside.yield()
+                for await _ in gate { break }  // held here until the test opens the gate
+            }
+            report.yield(ping.id)
+        }
+        await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2), Ping(id: 3)])
+        _ = try await withTimeout { await inside.first(1) }
+        observation.cancel()
+        #expect(observation.isCancelled)
+        openGate.yield()
+        try await withTimeout { await observation.waitUntilEnded() }
+        report.finish()
+        #expect(await handled.collect() == [1], "2 and 3 were buffered but never handled")
+        withExtendedLifetime(recorder) {}
+    }
+
+    @Test("a handler isolated to the main actor runs there")
+    @MainActor
+    func mainActorHandler() async throws {
+        let mailroom = Mailroom()
+        let screen = Screen()
+        let (handled, report) = AsyncStream.makeStream(of: Void.self)
+        await mailroom.observe(Ping.self, owner: screen) { @MainActor screen, ping in
+            MainActor.assertIsolated("a @MainActor handler must run on the main actor")
+            screen.shown.append(ping.id)
+            report.yield()
+        }
+        await mailroom.post(Ping(id: 3))
+        await mailroom.post(Ping(id: 4))
+        _ = try await withTimeout { await handled.first(2) }
+        #expect(screen.shown == [3, 4])
+    }
+
+    @Test("observations take the same sender filters and post-time filters as subscriptions")
+    func senderFilters() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let alice = Player("alice")
+        let (handled, report) = AsyncStream.makeStream(of: String.self)
+        await mailroom.observe(Ping.self, from: alice, owner: recorder) { _, ping in report.yield("alice \(ping.id)") }
+        await mailroom.observe(Ping.self, from: RoomID("lobby"), owner: recorder, where: { $0.id > 1 }) { _, ping in
+            report.yield("lobby \(ping.id)")
+        }
+        await mailroom.observe(Ping.self, from: Player.self, owner: recorder) { _, envelope in
+            report.yield("player \(envelope.sender.name) \(envelope.mail.id)")
+        }
+        await mailroom.post(Ping(id: 1), from: alice)
+        await mailroom.post(Ping(id: 1), from: RoomID("lobby"))  // filtered out
+        await mailroom.post(Ping(id: 2), from: RoomID("lobby"))
+        let seen = try await withTimeout { await handled.first(3) }
+        #expect(Set(seen) == ["alice 1", "player alice 1", "lobby 2"])
+    }
+
+    @Test("an Observation is Hashable: distinct observations are distinct")
+    func hashable() async {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let first = await mailroom.observe(Ping.self, owner: recorder) { _, _ in }
+        let second = await mailroom.observe(Ping.self, owner: recorder) { _, _ in }
+        #expect(Set([first, second, first]).count == 2)
+        first.cancel()
+        second.cancel()
+    }
+}
