@@ -1,6 +1,6 @@
 /// A mail handed over together with the sender that posted it.
 ///
-/// Subscriptions made with ``Mailroom/subscribe(to:from:bufferingPolicy:)->AsyncStream<Envelope<M,S>>``
+/// Subscriptions made with ``Mailroom/subscribe(to:from:bufferingPolicy:where:)->AsyncStream<Envelope<M,S>>``
 /// yield envelopes, so one loop can serve every sender of a type and still tell
 /// them apart.
 public struct Envelope<M: Mail, S: Sendable>: Sendable {

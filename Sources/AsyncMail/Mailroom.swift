@@ -99,7 +99,7 @@ public actor Mailroom {
     ///
     /// Objects always match by identity, never by `==`: another instance that compares equal
     /// is a different sender. Behaves exactly like
-    /// ``subscribe(to:from:bufferingPolicy:)-78so`` for objects.
+    /// ``subscribe(to:from:bufferingPolicy:where:)-3i7gq`` for objects.
     public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
