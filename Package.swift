@@ -6,11 +6,15 @@ let package = Package(
     // `Synchronization` (Mutex) sets the floor on Apple platforms.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
-        .library(name: "AsyncMail", targets: ["AsyncMail"])
+        .library(name: "AsyncMail", targets: ["AsyncMail"]),
+        // The NotificationCenter bridge; the core stays Foundation-free.
+        .library(name: "AsyncMailFoundation", targets: ["AsyncMailFoundation"]),
     ],
     targets: [
         .target(name: "AsyncMail"),
+        .target(name: "AsyncMailFoundation", dependencies: ["AsyncMail"]),
         .testTarget(name: "AsyncMailTests", dependencies: ["AsyncMail"]),
+        .testTarget(name: "AsyncMailFoundationTests", dependencies: ["AsyncMailFoundation"]),
     ],
     swiftLanguageModes: [.v6]
 )

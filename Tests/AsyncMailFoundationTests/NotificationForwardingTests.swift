@@ -1,0 +1,88 @@
+import AsyncMail
+import Foundation
+import Synchronization
+import Testing
+
+@testable import AsyncMailFoundation
+
+struct Reading: Mail, Equatable {
+    let value: Int
+}
+
+/// Counts how often a transform ran; NotificationCenter calls it synchronously inside `post`.
+final class Calls: Sendable {
+    let count = Atomic(0)
+}
+
+final class Sensor: Sendable {}
+
+let readingName = Notification.Name("AsyncMailTests.reading")
+
+func reading(_ calls: Calls) -> @Sendable (Notification) -> Reading? {
+    { note in
+        calls.count.add(1, ordering: .relaxed)
+        return (note.userInfo?["value"] as? Int).map(Reading.init(value:))
+    }
+}
+
+@Suite("NotificationCenter bridge", .timeLimit(.minutes(1)))
+struct NotificationForwardingTests {
+    @Test("notifications arrive as typed mail, in order, from the moment forward returns")
+    func forwardsInOrder() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let readings = await mailroom.subscribe(to: Reading.self)
+        let calls = Calls()
+        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+
+        for value in 0..<100 { center.post(name: readingName, object: nil, userInfo: ["value": value]) }
+        center.post(name: readingName, object: nil, userInfo: ["other": 1])  // transformed to nil: skipped
+        center.post(name: readingName, object: nil, userInfo: ["value": 100])
+
+        let received = await readings.prefix(101).reduce(into: [Int]()) { $0.append($1.value) }
+        #expect(received == Array(0...100))
+        #expect(calls.count.load(ordering: .relaxed) == 102)
+        forwarding.cancel()
+    }
+
+    @Test("forwarding can be limited to one object")
+    func oneObject() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let sensor = Sensor()
+        let readings = await mailroom.subscribe(to: Reading.self)
+        let forwarding = await mailroom.forward(readingName, object: sensor, from: center, as: reading(Calls()))
+        center.post(name: readingName, object: Sensor(), userInfo: ["value": 1])
+        center.post(name: readingName, object: sensor, userInfo: ["value": 2])
+        var iterator = readings.makeAsyncIterator()
+        #expect(await iterator.next() == Reading(value: 2))
+        forwarding.cancel()
+    }
+
+    @Test("cancelling the forwarding removes the NotificationCenter observer")
+    func cancelRemovesObserver() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let calls = Calls()
+        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        center.post(name: readingName, object: nil, userInfo: ["value": 1])
+        #expect(calls.count.load(ordering: .relaxed) == 1)
+
+        forwarding.cancel()
+        await forwarding.waitUntilEnded()
+        center.post(name: readingName, object: nil, userInfo: ["value": 2])
+        #expect(calls.count.load(ordering: .relaxed) == 1, "the observer is gone")
+    }
+
+    @Test("closing the mailroom removes the NotificationCenter observer")
+    func closeRemovesObserver() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let calls = Calls()
+        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        await mailroom.close()
+        await forwarding.waitUntilEnded()
+        center.post(name: readingName, object: nil, userInfo: ["value": 1])
+        #expect(calls.count.load(ordering: .relaxed) == 0, "the observer is gone")
+    }
+}
