@@ -16,16 +16,23 @@ extension Mailroom {
     /// - Once the owner is deallocated the observation ends, no later than the next matching
     ///   post. You need not keep the returned ``Observation``, and discarding it does not stop
     ///   anything; call ``Observation/cancel()`` to stop earlier.
-    /// - `bufferingPolicy` and `where` work as for ``subscribe(to:bufferingPolicy:where:)``.
+    /// - `bufferingPolicy`, `startingWithLatest` and `where` work as for
+    ///   ``subscribe(to:bufferingPolicy:startingWithLatest:where:)``.
     @discardableResult
     public nonisolated(nonsending) func observe<M: Mail, Owner: AnyObject & Sendable>(
         _ type: M.Type,
         owner: Owner,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(to: M.self, bufferingPolicy: bufferingPolicy, where: isIncluded)
+        let stream = await subscribe(
+            to: M.self,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )
         return Observation.start(stream, owner: owner, handler: handler)
     }
 
@@ -37,10 +44,17 @@ extension Mailroom {
         from sender: S,
         owner: Owner,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(to: M.self, from: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
+        let stream = await subscribe(
+            to: M.self,
+            from: sender,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )
         return Observation.start(stream, owner: owner, handler: handler)
     }
 
@@ -56,10 +70,17 @@ extension Mailroom {
         from sender: S,
         owner: Owner,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(to: M.self, from: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
+        let stream = await subscribe(
+            to: M.self,
+            from: sender,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )
         return Observation.start(stream, owner: owner, handler: handler)
     }
 
@@ -71,10 +92,17 @@ extension Mailroom {
         from sender: S,
         owner: Owner,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(to: M.self, from: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
+        let stream = await subscribe(
+            to: M.self,
+            from: sender,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )
         return Observation.start(stream, owner: owner, handler: handler)
     }
 

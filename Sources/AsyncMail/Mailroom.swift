@@ -54,6 +54,9 @@ public actor Mailroom {
     ///     never takes a buffer slot and counts in neither column of the ``Receipt``. It runs
     ///     once per matching post, on the poster's thread, so keep it cheap and free of side
     ///     effects. Every `subscribe` takes one.
+    ///   - startingWithLatest: When the type keeps its latest mail (``retainLatest(_:)``), start
+    ///     the stream with it, ahead of anything posted later. For the sender-pinned forms it
+    ///     is the latest mail from that sender. Without a kept mail, the stream starts empty.
     ///
     /// ```swift
     /// let large = await mailroom.subscribe(to: OrderPlaced.self, where: { $0.total > 10_000 })
@@ -61,13 +64,15 @@ public actor Mailroom {
     public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
         switchboard.subscribe(
             M.self,
             filter: .everyone,
             bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded
+            accepts: isIncluded,
+            replay: startingWithLatest ? { $0.latest?.newest } : nil
         ) { routes, subscriber in
             routes.addEveryone(subscriber)
             return []
@@ -90,9 +95,16 @@ public actor Mailroom {
         to type: M.Type,
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
+        subscribe(
+            M.self,
+            fromObject: sender,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )
     }
 
     /// Subscribes to mail posted by one object that is also `Hashable`, matched by identity.
@@ -104,9 +116,16 @@ public actor Mailroom {
         to type: M.Type,
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        subscribe(M.self, fromObject: sender, bufferingPolicy: bufferingPolicy, where: isIncluded)
+        subscribe(
+            M.self,
+            fromObject: sender,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )
     }
 
     /// Subscribes to mail posted with a sender value equal to this one, such as a room id.
@@ -121,6 +140,7 @@ public actor Mailroom {
         to type: M.Type,
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
         let key = ValueSender(sender)
@@ -128,7 +148,8 @@ public actor Mailroom {
             M.self,
             filter: .value(key),
             bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded
+            accepts: isIncluded,
+            replay: startingWithLatest ? { $0.latest?.newest(from: .value(key)) } : nil
         ) { routes, subscriber in
             routes.addValue(subscriber, sender: key)
             return []
@@ -170,13 +191,15 @@ public actor Mailroom {
         _ type: M.Type,
         fromObject sender: AnyObject,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
+        startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?
     ) -> AsyncStream<M> {
         switchboard.subscribe(
             M.self,
             filter: .object(ObjectIdentifier(sender)),
             bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded
+            accepts: isIncluded,
+            replay: startingWithLatest ? { $0.latest?.newest(from: .object(sender)) } : nil
         ) { routes, subscriber in
             routes.addObject(subscriber, sender: sender)
         }
@@ -200,6 +223,45 @@ public actor Mailroom {
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> AsyncStream<PostedMail> {
         switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)
+    }
+
+    // MARK: Keeping the latest mail
+
+    /// Keeps the latest mail of a type, for state-like mail such as "configuration changed".
+    ///
+    /// From now on the mailroom keeps the newest mail of this type, and the newest from each
+    /// sender, for ``latest(_:)`` and ``latest(_:from:)`` and for subscriptions and observations
+    /// made with `startingWithLatest: true`. Calling it again does nothing.
+    ///
+    /// Memory: one mail for the type, plus one per sender that posted it. Mail from an object
+    /// sender is dropped once the sender is gone (checked whenever the number of object senders
+    /// doubles, and on every ``latest(_:from:)`` or ``subscriberCount(for:)``). Mail from a value
+    /// sender, such as a room id, stays until ``close()``: keep the set of values bounded.
+    ///
+    /// ```swift
+    /// await mailroom.retainLatest(Settings.self)
+    /// await mailroom.post(Settings(theme: .dark))
+    /// let settings = await mailroom.subscribe(to: Settings.self, startingWithLatest: true)
+    /// // the first element is Settings(theme: .dark), then every later change
+    /// ```
+    public nonisolated(nonsending) func retainLatest<M: Mail>(_ type: M.Type) async {
+        switchboard.retainLatest(M.self)
+    }
+
+    /// The newest mail of a type, whatever its sender, if the type keeps its latest mail.
+    public nonisolated(nonsending) func latest<M: Mail>(_ type: M.Type) async -> M? {
+        switchboard.latest(M.self, from: nil)
+    }
+
+    /// The newest mail of a type from one sender (an object by identity, a value by equality),
+    /// if the type keeps its latest mail.
+    public nonisolated(nonsending) func latest<M: Mail, S: Sendable>(_ type: M.Type, from sender: S) async -> M? {
+        switchboard.latest(M.self, from: SenderKey(sender))
+    }
+
+    /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
+    func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
+        switchboard.retainedObjectSenderCount(for: M.self)
     }
 
     // MARK: Posting

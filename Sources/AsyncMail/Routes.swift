@@ -9,6 +9,7 @@ enum Filter: Sendable {
 /// The type-erased face of ``Routes``, so one dictionary can hold the tables of every mail type.
 protocol RouteTable: AnyObject {
     var count: Int { get }
+    var isUnused: Bool { get }
     func remove(_ id: SubscriptionID, from filter: Filter) -> (any Finishable)?
     func removeAll() -> [any Finishable]
 }
@@ -27,6 +28,11 @@ final class Routes<M: Mail>: RouteTable {
     private var bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
     private(set) var count = 0
+    /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
+    var latest: LatestMail<M>?
+
+    /// Whether the table can go: no subscriptions, and no mail kept for replay.
+    var isUnused: Bool { count == 0 && latest == nil }
 
     /// Object routes a post checks for a departed sender: enough to keep up with senders going
     /// away, few enough that a post with thousands of pinned objects costs about the same.

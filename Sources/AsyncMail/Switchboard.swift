@@ -27,6 +27,18 @@ final class Switchboard: Sendable {
         var isClosed = false
         /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
         let taps = Subscribers<PostedMail>()
+
+        /// The table of `M`, made if there is none yet.
+        mutating func routes<M: Mail>(for type: M.Type) -> Routes<M> {
+            let typeKey = ObjectIdentifier(M.self)
+            if let table = tables[typeKey] {
+                // Tables are keyed by `M`'s identity, so this one is exactly `Routes<M>`.
+                return unsafeDowncast(table, to: Routes<M>.self)
+            }
+            let routes = Routes<M>()
+            tables[typeKey] = routes
+            return routes
+        }
     }
 
     private let registry = Mutex(Registry())
@@ -63,6 +75,32 @@ final class Switchboard: Sendable {
         filter: Filter,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
+        replay: ((Routes<M>) -> Element?)? = nil,
+        insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
+    ) -> AsyncStream<Element> {
+        guard replay != nil else {
+            return register(M.self, filter: filter, bufferingPolicy: bufferingPolicy, accepts: accepts, insert: insert)
+        }
+        // Registering and replaying under the delivery lock, so no newer post can overtake
+        // the replayed mail. The stream has no consumer yet, so yielding here wakes no task.
+        return deliveryOrder.withLock { _ in
+            register(
+                M.self,
+                filter: filter,
+                bufferingPolicy: bufferingPolicy,
+                accepts: accepts,
+                replay: replay,
+                insert: insert
+            )
+        }
+    }
+
+    private func register<M: Mail, Element: Sendable>(
+        _ type: M.Type,
+        filter: Filter,
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+        accepts: (@Sendable (Element) -> Bool)?,
+        replay: ((Routes<M>) -> Element?)? = nil,
         insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(
@@ -70,25 +108,21 @@ final class Switchboard: Sendable {
             bufferingPolicy: bufferingPolicy
         )
         let typeKey = ObjectIdentifier(M.self)
-        let registered: (id: SubscriptionID, displaced: [any Finishable])? = withRegistry { registry in
+        let registered: (id: SubscriptionID, displaced: [any Finishable], replayed: Element?)? = withRegistry {
+            registry in
             guard !registry.isClosed else { return nil }
             registry.lastID += 1
-            let routes: Routes<M>
-            if let table = registry.tables[typeKey] {
-                // Tables are keyed by `M`'s identity, so this one is exactly `Routes<M>`.
-                routes = unsafeDowncast(table, to: Routes<M>.self)
-            } else {
-                routes = Routes<M>()
-                registry.tables[typeKey] = routes
-            }
+            let routes = registry.routes(for: M.self)
             let subscriber = Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts)
-            return (registry.lastID, insert(routes, subscriber))
+            let replayed = replay?(routes).flatMap { mail in accepts?(mail) == false ? nil : mail }
+            return (registry.lastID, insert(routes, subscriber), replayed)
         }
         guard let registered else {
             continuation.finish()
             return stream
         }
         for continuation in registered.displaced { continuation.finish() }
+        if let replayed = registered.replayed { continuation.yield(replayed) }
         let id = registered.id
         continuation.onTermination = { [weak self] _ in
             self?.remove(id, from: filter, typeKey: typeKey)
@@ -96,11 +130,41 @@ final class Switchboard: Sendable {
         return stream
     }
 
+    // MARK: Keeping the latest mail
+
+    /// Opts `M` in to keeping its latest mail; idempotent.
+    func retainLatest<M: Mail>(_ type: M.Type) {
+        withRegistry { registry in
+            guard !registry.isClosed else { return }
+            let routes = registry.routes(for: M.self)
+            if routes.latest == nil { routes.latest = LatestMail() }
+        }
+    }
+
+    /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
+    func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
+        withRegistry { registry in
+            guard let table = registry.tables[ObjectIdentifier(M.self)] else { return nil }
+            let routes = unsafeDowncast(table, to: Routes<M>.self)
+            routes.latest?.sweep()
+            guard let key else { return routes.latest?.newest }
+            return routes.latest?.newest(from: key)
+        }
+    }
+
+    /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
+    func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
+        withRegistry { registry in
+            guard let table = registry.tables[ObjectIdentifier(M.self)] else { return 0 }
+            return unsafeDowncast(table, to: Routes<M>.self).latest?.objectSenderCount ?? 0
+        }
+    }
+
     private func remove(_ id: SubscriptionID, from filter: Filter, typeKey: ObjectIdentifier) {
         let removed: (any Finishable)? = withRegistry { registry in
             guard let table = registry.tables[typeKey] else { return nil }
             let removed = table.remove(id, from: filter)
-            if table.count == 0 { registry.tables[typeKey] = nil }
+            if table.isUnused { registry.tables[typeKey] = nil }
             return removed
         }
         // Released here, outside the lock.
@@ -111,27 +175,31 @@ final class Switchboard: Sendable {
 
     func post<M: Mail>(_ mail: M) -> Receipt {
         deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: Never?.none, key: .none).deliver(mail, from: nil)
+            recipients(of: M.self, from: Never?.none, key: .none, recording: mail).deliver(mail, from: nil)
         }
     }
 
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
         let key = SenderKey(sender)
         return deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: sender, key: key).deliver(mail, from: sender)
+            recipients(of: M.self, from: sender, key: key, recording: mail).deliver(mail, from: sender)
         }
     }
 
     func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
-        deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: Never?.none, key: .none).deliver(contentsOf: mails, from: nil)
+        let mails = Array(mails)  // read once: the last one is kept for replay
+        return deliveryOrder.withLock { _ in
+            recipients(of: M.self, from: Never?.none, key: .none, recording: mails.last)
+                .deliver(contentsOf: mails, from: nil)
         }
     }
 
     func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
         let key = SenderKey(sender)
+        let mails = Array(mails)  // read once: the last one is kept for replay
         return deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: sender, key: key).deliver(contentsOf: mails, from: sender)
+            recipients(of: M.self, from: sender, key: key, recording: mails.last)
+                .deliver(contentsOf: mails, from: sender)
         }
     }
 
@@ -142,7 +210,8 @@ final class Switchboard: Sendable {
     private func recipients<M: Mail, S: Sendable>(
         of type: M.Type,
         from sender: S?,
-        key: SenderKey
+        key: SenderKey,
+        recording mail: M?
     ) -> Recipients<M, S> {
         let typeKey = ObjectIdentifier(M.self)
         let (recipients, departed): (Recipients<M, S>, [any Finishable]) = withRegistry { registry in
@@ -151,7 +220,8 @@ final class Switchboard: Sendable {
             if let table = registry.tables[typeKey] {
                 let routes = unsafeDowncast(table, to: Routes<M>.self)
                 departed = routes.sweepDepartedSenders(budget: Routes<M>.sweepBudgetPerPost)
-                if routes.count == 0 { registry.tables[typeKey] = nil }
+                if let mail, routes.latest != nil { routes.latest?.record(mail, key: key) }
+                if routes.isUnused { registry.tables[typeKey] = nil }
                 recipients = routes.recipients(from: sender, key: key)
             }
             if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
@@ -195,7 +265,8 @@ final class Switchboard: Sendable {
             guard let table = registry.tables[typeKey] else { return (0, []) }
             let routes = unsafeDowncast(table, to: Routes<M>.self)
             let departed = routes.sweepDepartedSenders(budget: nil)
-            if routes.count == 0 { registry.tables[typeKey] = nil }
+            routes.latest?.sweep()
+            if routes.isUnused { registry.tables[typeKey] = nil }
             return (routes.count, departed)
         }
         for continuation in departed { continuation.finish() }

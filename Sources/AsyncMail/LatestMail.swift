@@ -1,0 +1,62 @@
+/// The latest mail of one type, kept after ``Mailroom/retainLatest(_:)`` opts the type in.
+///
+/// Only ever touched while the owning ``Switchboard``'s lock is held.
+struct LatestMail<M: Mail> {
+    /// A mail kept for an object sender, which is held weakly.
+    final class FromObject {
+        weak var sender: AnyObject?
+        var mail: M
+
+        init(sender: AnyObject, mail: M) {
+            self.sender = sender
+            self.mail = mail
+        }
+    }
+
+    /// The newest mail of the type, whatever its sender.
+    private(set) var newest: M?
+    /// The newest mail per value sender; one per distinct value, kept until close().
+    private var byValue: [ValueSender: M] = [:]
+    /// The newest mail per object sender, dropped once the sender is gone.
+    private var byObject: [ObjectIdentifier: FromObject] = [:]
+    /// `byObject.count` after the last sweep: sweeping again when it doubles keeps the
+    /// mail of departed senders bounded at O(1) amortised cost per post.
+    private var countAtLastSweep = 0
+
+    mutating func record(_ mail: M, key: SenderKey) {
+        newest = mail
+        switch key {
+        case .none:
+            break
+        case .value(let value):
+            byValue[value] = mail
+        case .object(let object):
+            let id = ObjectIdentifier(object)
+            if let kept = byObject[id], kept.sender === object {
+                kept.mail = mail
+            } else {
+                byObject[id] = FromObject(sender: object, mail: mail)
+                if byObject.count > max(8, 2 * countAtLastSweep) { sweep() }
+            }
+        }
+    }
+
+    /// The newest mail from this sender, if any.
+    func newest(from key: SenderKey) -> M? {
+        switch key {
+        case .none: nil
+        case .value(let value): byValue[value]
+        case .object(let object):
+            byObject[ObjectIdentifier(object)].flatMap { $0.sender === object ? $0.mail : nil }
+        }
+    }
+
+    /// Drops the mail of object senders that are gone.
+    mutating func sweep() {
+        byObject = byObject.filter { $0.value.sender != nil }
+        countAtLastSweep = byObject.count
+    }
+
+    /// How many object senders have mail kept; lets tests prove departed senders' mail is freed.
+    var objectSenderCount: Int { byObject.count }
+}

@@ -1,0 +1,114 @@
+import AsyncMail
+import Testing
+
+@testable import AsyncMail
+
+struct Settings: Mail, Equatable {
+    let theme: String
+}
+
+@Suite("Replay of the latest mail")
+struct ReplayTests {
+    @Test("a type that has not opted in keeps nothing, and replay starts empty")
+    func notOptedIn() async throws {
+        let mailroom = Mailroom()
+        await mailroom.post(Settings(theme: "dark"))
+        #expect(await mailroom.latest(Settings.self) == nil)
+        let stream = await mailroom.subscribe(to: Settings.self, startingWithLatest: true)
+        await mailroom.post(Settings(theme: "light"))
+        #expect(try await withTimeout { await stream.first(1) } == [Settings(theme: "light")])
+        #expect(await mailroom.routeTableCount == 1)
+    }
+
+    @Test("an opted-in type keeps its newest mail, and a subscription can start with it")
+    func replaysNewest() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Settings.self)
+        await mailroom.retainLatest(Settings.self)  // idempotent
+        await mailroom.post(Settings(theme: "dark"))
+        await mailroom.post(Settings(theme: "light"))
+        #expect(await mailroom.latest(Settings.self) == Settings(theme: "light"))
+
+        let stream = await mailroom.subscribe(to: Settings.self, startingWithLatest: true)
+        let plain = await mailroom.subscribe(to: Settings.self)
+        await mailroom.post(Settings(theme: "sepia"))
+        #expect(try await withTimeout { await stream.first(2) }.map(\.theme) == ["light", "sepia"])
+        #expect(try await withTimeout { await plain.first(1) }.map(\.theme) == ["sepia"], "only when asked")
+    }
+
+    @Test("the newest mail is kept per sender, objects and values alike")
+    func perSender() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        await mailroom.retainLatest(Settings.self)
+        await mailroom.post(Settings(theme: "alice-1"), from: alice)
+        await mailroom.post(Settings(theme: "lobby-1"), from: RoomID("lobby"))
+        await mailroom.post(Settings(theme: "alice-2"), from: alice)
+        await mailroom.post(Settings(theme: "none"))
+
+        #expect(await mailroom.latest(Settings.self)?.theme == "none")
+        #expect(await mailroom.latest(Settings.self, from: alice)?.theme == "alice-2")
+        #expect(await mailroom.latest(Settings.self, from: RoomID("lobby"))?.theme == "lobby-1")
+        #expect(await mailroom.latest(Settings.self, from: RoomID("kitchen")) == nil)
+        #expect(await mailroom.latest(Settings.self, from: Player("lookalike")) == nil)
+
+        let fromAlice = await mailroom.subscribe(to: Settings.self, from: alice, startingWithLatest: true)
+        let fromLobby = await mailroom.subscribe(to: Settings.self, from: RoomID("lobby"), startingWithLatest: true)
+        #expect(try await withTimeout { await fromAlice.first(1) }.map(\.theme) == ["alice-2"])
+        #expect(try await withTimeout { await fromLobby.first(1) }.map(\.theme) == ["lobby-1"])
+    }
+
+    @Test("replayed mail still has to pass the subscription's filter")
+    func filterAppliesToReplay() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Settings.self)
+        await mailroom.post(Settings(theme: "dark"))
+        let lightOnly = await mailroom.subscribe(
+            to: Settings.self,
+            startingWithLatest: true,
+            where: { $0.theme == "light" }
+        )
+        await mailroom.post(Settings(theme: "light"))
+        #expect(try await withTimeout { await lightOnly.first(1) }.map(\.theme) == ["light"])
+    }
+
+    @Test("an observation can start with the latest mail")
+    func observeStartsWithLatest() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        await mailroom.retainLatest(Settings.self)
+        await mailroom.post(Settings(theme: "dark"))
+        let (handled, report) = AsyncStream.makeStream(of: String.self)
+        await mailroom.observe(Settings.self, owner: recorder, startingWithLatest: true) { _, settings in
+            report.yield(settings.theme)
+        }
+        await mailroom.post(Settings(theme: "light"))
+        #expect(try await withTimeout { await handled.first(2) } == ["dark", "light"])
+    }
+
+    @Test("mail kept for an object sender is released once the sender is gone")
+    func departedSenderReleased() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Settings.self)
+        var sender: Player? = Player("leaving")
+        weak let gone = sender
+        await mailroom.post(Settings(theme: "theirs"), from: sender!)
+        #expect(await mailroom.retainedObjectSenderCount(for: Settings.self) == 1)
+        sender = nil
+        #expect(gone == nil, "kept mail must not keep its sender alive")
+        #expect(await mailroom.latest(Settings.self)?.theme == "theirs", "the newest overall stays")
+        #expect(await mailroom.retainedObjectSenderCount(for: Settings.self) == 0)
+    }
+
+    @Test("kept mail survives with no subscribers, and close() releases it")
+    func keptUntilClose() async {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Settings.self)
+        await mailroom.post(Settings(theme: "dark"))
+        #expect(await mailroom.subscriberCount(for: Settings.self) == 0)
+        #expect(await mailroom.latest(Settings.self) == Settings(theme: "dark"))
+        await mailroom.close()
+        #expect(await mailroom.latest(Settings.self) == nil)
+        #expect(await mailroom.routeTableCount == 0)
+    }
+}
