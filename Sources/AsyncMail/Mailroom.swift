@@ -111,7 +111,7 @@ public actor Mailroom {
     ///
     /// Objects always match by identity, never by `==`: another instance that compares equal
     /// is a different sender. Behaves exactly like
-    /// ``subscribe(to:from:bufferingPolicy:where:)-3i7gq`` for objects.
+    /// ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)-8njqo`` for objects.
     public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
         to type: M.Type,
         from sender: S,

@@ -1,4 +1,4 @@
-/// A running owner-bound handler, returned by ``Mailroom/observe(_:owner:bufferingPolicy:where:handler:)``.
+/// A running owner-bound handler, returned by ``Mailroom/observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
 ///
 /// An observation ends by itself when its owner is deallocated, so you need not keep this:
 /// discarding it does **not** stop the handler (unlike a `NotificationCenter` token). Keep it
