@@ -33,11 +33,17 @@ public struct Observation: Sendable, Hashable {
     ) -> Observation {
         Observation(
             task: Task { [weak owner] in
-                for await element in stream {
+                var mail = stream.makeAsyncIterator()
+                while let element = await mail.next() {
                     // Cancelled or ownerless: stop before this mail, even if more is buffered.
-                    guard !Task.isCancelled, let owner else { return }
+                    guard !Task.isCancelled, let owner else { break }
                     await handler(owner, element)
                 }
+                // End the subscription now, not whenever the runtime releases this closure (which
+                // holds the stream): a cancelled task's next() runs the stream's termination
+                // handler synchronously, which removes the subscription.
+                withUnsafeCurrentTask { $0?.cancel() }
+                _ = await mail.next()
             }
         )
     }

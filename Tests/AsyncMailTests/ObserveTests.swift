@@ -96,6 +96,7 @@ struct ObserveTests {
         try await withTimeout { await observation.waitUntilEnded() }
         report.finish()
         #expect(await handled.collect() == [1], "2 and 3 were buffered but never handled")
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0, "removed by the time it ended")
         withExtendedLifetime(recorder) {}
     }
 
