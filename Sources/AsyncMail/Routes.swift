@@ -6,9 +6,16 @@ enum Filter: Sendable {
     case senderType(ObjectIdentifier)
 }
 
+/// Where a subscription lives, so its termination handler can remove it.
+enum Placement: Sendable {
+    /// In the route table of one mail type, under one of its filters.
+    case route(typeKey: ObjectIdentifier, filter: Filter)
+    /// Among the taps on every post.
+    case tap
+}
+
 /// The type-erased face of ``Routes``, so one dictionary can hold the tables of every mail type.
 protocol RouteTable: AnyObject {
-    var count: Int { get }
     var isUnused: Bool { get }
     func remove(_ id: SubscriptionID, from filter: Filter) -> (any Finishable)?
     func removeAll() -> [any Finishable]

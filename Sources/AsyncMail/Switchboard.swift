@@ -66,7 +66,8 @@ final class Switchboard: Sendable {
 
     // MARK: Subscribing
 
-    /// Registers a new stream before returning it, so nothing posted afterwards can be missed.
+    /// Registers a new stream in `M`'s route table before returning it, so nothing posted
+    /// afterwards can be missed.
     ///
     /// `insert` files the subscriber into the right route and returns the continuations of
     /// any departed sender it displaced, to be finished after unlocking.
@@ -78,44 +79,54 @@ final class Switchboard: Sendable {
         replay: ((Routes<M>) -> Element?)? = nil,
         insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
     ) -> AsyncStream<Element> {
-        guard replay != nil else {
-            return register(M.self, filter: filter, bufferingPolicy: bufferingPolicy, accepts: accepts, insert: insert)
-        }
-        // Registering and replaying under the delivery lock, so no newer post can overtake
-        // the replayed mail. The stream has no consumer yet, so yielding here wakes no task.
-        return deliveryOrder.withLock { _ in
+        // Replaying registers under the delivery lock, so no newer post can overtake the
+        // replayed mail. The stream has no consumer yet, so yielding to it wakes no task.
+        inDeliveryOrder(if: replay != nil) {
             register(
-                M.self,
-                filter: filter,
+                at: .route(typeKey: ObjectIdentifier(M.self), filter: filter),
                 bufferingPolicy: bufferingPolicy,
-                accepts: accepts,
-                replay: replay,
-                insert: insert
-            )
+                accepts: accepts
+            ) { registry, subscriber in
+                let routes = registry.routes(for: M.self)
+                let replayed = replay?(routes).flatMap { mail in accepts?(mail) == false ? nil : mail }
+                return (insert(routes, subscriber), replayed)
+            }
         }
     }
 
-    private func register<M: Mail, Element: Sendable>(
-        _ type: M.Type,
-        filter: Filter,
+    /// Registers a tap on every post before returning it.
+    func subscribeToAll(
+        bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy,
+        accepts: (@Sendable (PostedMail) -> Bool)?
+    ) -> AsyncStream<PostedMail> {
+        register(at: .tap, bufferingPolicy: bufferingPolicy, accepts: accepts) { registry, subscriber in
+            registry.taps.add(subscriber)
+            return ([], nil)
+        }
+    }
+
+    /// The one way a stream is registered: made, filed under the lock with a fresh id (or
+    /// finished at once when the mailroom is closed), and given a termination handler that
+    /// removes it from `placement`.
+    ///
+    /// `file` puts the subscriber in place and returns the continuations it displaced (to be
+    /// finished after unlocking) and the mail to replay into the new stream, if any.
+    private func register<Element: Sendable>(
+        at placement: Placement,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
-        replay: ((Routes<M>) -> Element?)? = nil,
-        insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
+        file: (inout Registry, Subscriber<Element>) -> (displaced: [any Finishable], replayed: Element?)
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
             bufferingPolicy: bufferingPolicy
         )
-        let typeKey = ObjectIdentifier(M.self)
         let registered: (id: SubscriptionID, displaced: [any Finishable], replayed: Element?)? = withRegistry {
             registry in
             guard !registry.isClosed else { return nil }
             registry.lastID += 1
-            let routes = registry.routes(for: M.self)
-            let subscriber = Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts)
-            let replayed = replay?(routes).flatMap { mail in accepts?(mail) == false ? nil : mail }
-            return (registry.lastID, insert(routes, subscriber), replayed)
+            let filed = file(&registry, Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts))
+            return (registry.lastID, filed.displaced, filed.replayed)
         }
         guard let registered else {
             continuation.finish()
@@ -125,9 +136,30 @@ final class Switchboard: Sendable {
         if let replayed = registered.replayed { continuation.yield(replayed) }
         let id = registered.id
         continuation.onTermination = { [weak self] _ in
-            self?.remove(id, from: filter, typeKey: typeKey)
+            self?.remove(id, from: placement)
         }
         return stream
+    }
+
+    /// Runs `body` holding the delivery lock when `serialised`, and without it otherwise.
+    private func inDeliveryOrder<Result: Sendable>(if serialised: Bool, _ body: () -> Result) -> Result {
+        serialised ? deliveryOrder.withLock { _ in body() } : body()
+    }
+
+    private func remove(_ id: SubscriptionID, from placement: Placement) {
+        let removed: (any Finishable)? = withRegistry { registry in
+            switch placement {
+            case .tap:
+                return registry.taps.remove(id)
+            case .route(let typeKey, let filter):
+                guard let table = registry.tables[typeKey] else { return nil }
+                let removed = table.remove(id, from: filter)
+                if table.isUnused { registry.tables[typeKey] = nil }
+                return removed
+            }
+        }
+        // Released here, outside the lock.
+        _ = removed
     }
 
     // MARK: Keeping the latest mail
@@ -158,17 +190,6 @@ final class Switchboard: Sendable {
             guard let table = registry.tables[ObjectIdentifier(M.self)] else { return 0 }
             return unsafeDowncast(table, to: Routes<M>.self).latest?.objectSenderCount ?? 0
         }
-    }
-
-    private func remove(_ id: SubscriptionID, from filter: Filter, typeKey: ObjectIdentifier) {
-        let removed: (any Finishable)? = withRegistry { registry in
-            guard let table = registry.tables[typeKey] else { return nil }
-            let removed = table.remove(id, from: filter)
-            if table.isUnused { registry.tables[typeKey] = nil }
-            return removed
-        }
-        // Released here, outside the lock.
-        _ = removed
     }
 
     // MARK: Posting
@@ -229,32 +250,6 @@ final class Switchboard: Sendable {
         }
         for continuation in departed { continuation.finish() }
         return recipients
-    }
-
-    // MARK: Tapping
-
-    /// Registers a tap on every post before returning it, like ``subscribe(_:filter:bufferingPolicy:accepts:insert:)``.
-    func subscribeToAll(
-        bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy,
-        accepts: (@Sendable (PostedMail) -> Bool)?
-    ) -> AsyncStream<PostedMail> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PostedMail.self, bufferingPolicy: bufferingPolicy)
-        let id: SubscriptionID? = withRegistry { registry in
-            guard !registry.isClosed else { return nil }
-            registry.lastID += 1
-            registry.taps.add(Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts))
-            return registry.lastID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            let removed = self.withRegistry { $0.taps.remove(id) }
-            _ = removed  // released here, outside the lock
-        }
-        return stream
     }
 
     // MARK: Counting and closing
