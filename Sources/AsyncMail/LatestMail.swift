@@ -5,12 +5,15 @@
 /// witnesses (measured: posts 60% slower); a reference makes it a pointer check.
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held.
+@usableFromInline
 final class LatestMail<M: Mail> {
     /// A mail kept for an object sender, which is held weakly.
+    @usableFromInline
     final class FromObject {
-        weak var sender: AnyObject?
-        var mail: M
+        @usableFromInline weak var sender: AnyObject?
+        @usableFromInline var mail: M
 
+        @usableFromInline
         init(sender: AnyObject, mail: M) {
             self.sender = sender
             self.mail = mail
@@ -18,15 +21,18 @@ final class LatestMail<M: Mail> {
     }
 
     /// The newest mail of the type, whatever its sender.
-    private(set) var newest: M?
+    @usableFromInline var newest: M?
     /// The newest mail per value sender; one per distinct value, kept until close().
-    private var byValue: [ValueSender: M] = [:]
+    @usableFromInline var byValue: [ValueSender: M] = [:]
     /// The newest mail per object sender, dropped once the sender is gone.
-    private var byObject: [ObjectIdentifier: FromObject] = [:]
+    @usableFromInline var byObject: [ObjectIdentifier: FromObject] = [:]
     /// `byObject.count` after the last sweep: sweeping again when it doubles keeps the
     /// mail of departed senders bounded at O(1) amortised cost per post.
-    private var countAtLastSweep = 0
+    @usableFromInline var countAtLastSweep = 0
 
+    @usableFromInline init() {}
+
+    @inlinable
     func record(_ mail: M, key: SenderKey) {
         newest = mail
         switch key {
@@ -46,6 +52,7 @@ final class LatestMail<M: Mail> {
     }
 
     /// The newest mail from this sender, if any.
+    @usableFromInline
     func newest(from key: SenderKey) -> M? {
         switch key {
         case .none: nil
@@ -56,6 +63,7 @@ final class LatestMail<M: Mail> {
     }
 
     /// Drops the mail of object senders that are gone.
+    @usableFromInline
     func sweep() {
         byObject = byObject.filter { $0.value.sender != nil }
         countAtLastSweep = byObject.count

@@ -21,7 +21,10 @@
 ///   before the loop ends: ``subscriberCount(for:)`` never counts it afterwards.
 /// - **No blocking.** A post never waits for a consumer; a slow consumer only fills its own
 ///   buffer. The ``Receipt`` says what bounded buffers dropped.
-public actor Mailroom {
+// `final` changes nothing for users (actors cannot be subclassed) but lets a client's
+// optimiser call the `@inlinable` methods directly and specialise them for its mail types;
+// without it they are dispatched through the vtable and run unspecialised.
+public final actor Mailroom {
     /// A process-wide mailroom for code that has no better place to keep one.
     ///
     /// Prefer a mailroom per component (and per test) where you can; anyone can
@@ -30,7 +33,7 @@ public actor Mailroom {
 
     /// Every live subscription; a lock rather than actor state so that a stream's
     /// termination handler can remove it synchronously (see ``Switchboard``).
-    private let switchboard = Switchboard()
+    @usableFromInline let switchboard = Switchboard()
 
     /// Creates an empty, open mailroom.
     ///
@@ -61,6 +64,7 @@ public actor Mailroom {
     /// ```swift
     /// let large = await mailroom.subscribe(to: OrderPlaced.self, where: { $0.total > 10_000 })
     /// ```
+    @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
@@ -91,6 +95,7 @@ public actor Mailroom {
     /// ```swift
     /// let fromLobby = await mailroom.subscribe(to: Joined.self, from: lobby)
     /// ```
+    @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Sendable>(
         to type: M.Type,
         from sender: S,
@@ -112,6 +117,7 @@ public actor Mailroom {
     /// Objects always match by identity, never by `==`: another instance that compares equal
     /// is a different sender. Behaves exactly like
     /// ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)-8njqo`` for objects.
+    @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
@@ -136,6 +142,7 @@ public actor Mailroom {
     /// ```swift
     /// let lobby = await mailroom.subscribe(to: Message.self, from: RoomID("lobby"))
     /// ```
+    @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail, S: Hashable & Sendable>(
         to type: M.Type,
         from sender: S,
@@ -166,6 +173,7 @@ public actor Mailroom {
     ///     print(envelope.sender.name, envelope.mail.square)
     /// }
     /// ```
+    @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
         to type: M.Type,
         from senderType: S.Type,
@@ -187,7 +195,8 @@ public actor Mailroom {
         }
     }
 
-    private nonisolated func subscribe<M: Mail>(
+    @inlinable
+    nonisolated func subscribe<M: Mail>(
         _ type: M.Type,
         fromObject sender: AnyObject,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
@@ -276,6 +285,7 @@ public actor Mailroom {
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult
+    @inlinable
     public nonisolated(nonsending) func post<M: Mail>(_ mail: M) async -> Receipt {
         switchboard.post(mail)
     }
@@ -287,6 +297,7 @@ public actor Mailroom {
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult
+    @inlinable
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) async -> Receipt {
         switchboard.post(mail, from: sender)
     }
@@ -303,6 +314,7 @@ public actor Mailroom {
     ///
     /// - Returns: The receipts of every mail in the batch, added up.
     @discardableResult
+    @inlinable
     public nonisolated(nonsending) func post<M: Mail>(contentsOf mails: some Sequence<M> & Sendable) async -> Receipt {
         switchboard.post(contentsOf: mails)
     }
@@ -313,6 +325,7 @@ public actor Mailroom {
     ///
     /// - Returns: The receipts of every mail in the batch, added up.
     @discardableResult
+    @inlinable
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: S

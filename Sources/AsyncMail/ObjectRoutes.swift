@@ -1,11 +1,13 @@
 /// Subscriptions pinned to one object, which is held weakly so the subscription never keeps it alive.
+@usableFromInline
 final class ObjectRoute<M: Mail> {
     /// The sender; `nil` once it has been deallocated, which ends every subscription here.
-    weak var sender: AnyObject?
+    @usableFromInline weak var sender: AnyObject?
     /// The sender's identity, kept because `sender` forgets it when the object goes.
-    let key: ObjectIdentifier
-    let subscribers = Subscribers<M>()
+    @usableFromInline let key: ObjectIdentifier
+    @usableFromInline let subscribers = Subscribers<M>()
 
+    @usableFromInline
     init(sender: AnyObject) {
         self.sender = sender
         self.key = ObjectIdentifier(sender)
@@ -19,22 +21,27 @@ final class ObjectRoute<M: Mail> {
 /// weak references, each a likely cache miss (about 170 ns measured). Checking all of them on
 /// every post made a post cost 1.7 ms with 10,000 pinned objects; checking a fixed budget per
 /// post keeps posts O(1) and still finds every departed sender within a bounded number of posts.
+@usableFromInline
 struct ObjectRoutes<M: Mail> {
     /// Every route, in no particular order.
-    private var routes: [ObjectRoute<M>] = []
+    @usableFromInline var routes: [ObjectRoute<M>] = []
     /// Where each route sits in `routes`.
-    private var positions: [ObjectIdentifier: Int] = [:]
+    @usableFromInline var positions: [ObjectIdentifier: Int] = [:]
     /// The next route a budgeted sweep will check.
-    private var cursor = 0
+    @usableFromInline var cursor = 0
 
-    var isEmpty: Bool { routes.isEmpty }
+    @inlinable init() {}
 
+    @inlinable var isEmpty: Bool { routes.isEmpty }
+
+    @inlinable
     subscript(key: ObjectIdentifier) -> ObjectRoute<M>? {
         positions[key].map { routes[$0] }
     }
 
     /// Adds a route, replacing any route whose (departed) sender had the same address.
     /// Returns the replaced route.
+    @inlinable
     mutating func insert(_ route: ObjectRoute<M>) -> ObjectRoute<M>? {
         if let position = positions[route.key] {
             defer { routes[position] = route }
@@ -45,7 +52,7 @@ struct ObjectRoutes<M: Mail> {
         return nil
     }
 
-    @discardableResult
+    @inlinable @discardableResult
     mutating func remove(_ key: ObjectIdentifier) -> ObjectRoute<M>? {
         guard let position = positions.removeValue(forKey: key) else { return nil }
         let last = routes.count - 1
@@ -58,6 +65,7 @@ struct ObjectRoutes<M: Mail> {
 
     /// Removes and returns routes whose sender is gone, checking at most `budget` routes
     /// (all of them when `budget` is nil).
+    @inlinable
     mutating func removeDeparted(budget: Int?) -> [ObjectRoute<M>] {
         var departed: [ObjectRoute<M>] = []
         var checks = min(budget ?? routes.count, routes.count)
@@ -76,6 +84,7 @@ struct ObjectRoutes<M: Mail> {
         return departed
     }
 
+    @usableFromInline
     mutating func removeAll() -> [ObjectRoute<M>] {
         defer {
             routes = []

@@ -7,18 +7,25 @@
 /// costs a retain, not an allocation; a subscription removed meanwhile answers `.terminated` and
 /// counts nowhere. Posts stay in one order because each holds the switchboard's `deliveryOrder`
 /// lock from capture to its last yield.
+@usableFromInline
 struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Subscriptions that take every mail of the type.
-    var everyone: [Subscriber<M>] = []
+    @usableFromInline var everyone: [Subscriber<M>]
     /// Subscriptions pinned to the post's sender.
-    var pinned: [Subscriber<M>] = []
+    @usableFromInline var pinned: [Subscriber<M>] = []
     /// Subscriptions to the sender's type, which receive envelopes.
-    var bySenderType: [Subscriber<Envelope<M, S>>] = []
+    @usableFromInline var bySenderType: [Subscriber<Envelope<M, S>>] = []
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered.
-    var taps: [Subscriber<PostedMail>] = []
+    @usableFromInline var taps: [Subscriber<PostedMail>] = []
+
+    @inlinable
+    init(everyone: [Subscriber<M>] = []) {
+        self.everyone = everyone
+    }
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
+    @inlinable
     func deliver(_ mail: M, from sender: S?) -> Receipt {
         var receipt = Receipt()
         Self.yield(mail, to: everyone, into: &receipt)
@@ -34,13 +41,15 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     }
 
     /// Delivers each mail of a batch in turn and adds up the receipts.
+    @inlinable
     func deliver(contentsOf mails: some Sequence<M>, from sender: S?) -> Receipt {
         var total = Receipt()
         for mail in mails { total += deliver(mail, from: sender) }
         return total
     }
 
-    private static func yield<Element: Sendable>(
+    @inlinable
+    static func yield<Element: Sendable>(
         _ element: Element,
         to subscribers: [Subscriber<Element>],
         into receipt: inout Receipt

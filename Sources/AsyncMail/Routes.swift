@@ -1,4 +1,6 @@
 /// Which route of a mail type a subscription lives in, so its termination handler can find it.
+/// Taps, which have no mail type, say `.everyone`.
+@usableFromInline
 enum Filter: Sendable {
     case everyone
     case object(ObjectIdentifier)
@@ -6,53 +8,49 @@ enum Filter: Sendable {
     case senderType(ObjectIdentifier)
 }
 
-/// Where a subscription lives, so its termination handler can remove it.
-enum Placement: Sendable {
-    /// In the route table of one mail type, under one of its filters.
-    case route(typeKey: ObjectIdentifier, filter: Filter)
-    /// Among the taps on every post.
-    case tap
-}
-
 /// The type-erased face of ``Routes``, so one dictionary can hold the tables of every mail type.
+@usableFromInline
 protocol RouteTable: AnyObject {
-    var isUnused: Bool { get }
-    func remove(_ id: SubscriptionID, from filter: Filter) -> (any Finishable)?
     func removeAll() -> [any Finishable]
 }
 
 /// Every subscription to one mail type, indexed so a post touches only the ones that match.
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held.
+@usableFromInline
 final class Routes<M: Mail>: RouteTable {
     /// Subscriptions that take every mail of this type, from any sender or none.
-    let everyone = Subscribers<M>()
+    @usableFromInline let everyone = Subscribers<M>()
     /// Subscriptions pinned to one object or actor, by identity.
-    private var byObject = ObjectRoutes<M>()
+    @usableFromInline var byObject = ObjectRoutes<M>()
     /// Subscriptions pinned to one `Hashable` sender value.
-    private var byValue: [ValueSender: Subscribers<M>] = [:]
+    @usableFromInline var byValue: [ValueSender: Subscribers<M>] = [:]
     /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
-    private var bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
+    @usableFromInline var bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
-    private(set) var count = 0
+    @usableFromInline var count = 0
     /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
-    var latest: LatestMail<M>?
+    @usableFromInline var latest: LatestMail<M>?
+
+    @inlinable init() {}
 
     /// Whether the table can go: no subscriptions, and no mail kept for replay.
-    var isUnused: Bool { count == 0 && latest == nil }
+    @inlinable var isUnused: Bool { count == 0 && latest == nil }
 
     /// Object routes a post checks for a departed sender: enough to keep up with senders going
     /// away, few enough that a post with thousands of pinned objects costs about the same.
-    static var sweepBudgetPerPost: Int { 1 }
+    @inlinable static var sweepBudgetPerPost: Int { 1 }
 
     // MARK: Adding
 
+    @inlinable
     func addEveryone(_ subscriber: Subscriber<M>) {
         everyone.add(subscriber)
         count += 1
     }
 
     /// Returns the subscriptions of a departed sender whose address `sender` now reuses; finish them.
+    @inlinable
     func addObject(_ subscriber: Subscriber<M>, sender: AnyObject) -> [any Finishable] {
         var departed: [any Finishable] = []
         let route: ObjectRoute<M>
@@ -67,6 +65,7 @@ final class Routes<M: Mail>: RouteTable {
         return departed
     }
 
+    @inlinable
     func addValue(_ subscriber: Subscriber<M>, sender: ValueSender) {
         let subscribers: Subscribers<M>
         if let existing = byValue[sender] {
@@ -79,6 +78,7 @@ final class Routes<M: Mail>: RouteTable {
         count += 1
     }
 
+    @inlinable
     func addSenderType<S: Sendable>(_ subscriber: Subscriber<Envelope<M, S>>) {
         let key = ObjectIdentifier(S.self)
         let subscribers: Subscribers<Envelope<M, S>>
@@ -97,6 +97,7 @@ final class Routes<M: Mail>: RouteTable {
 
     /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
     /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
+    @inlinable
     func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> Recipients<M, S> {
         var recipients = Recipients<M, S>(everyone: everyone.entries)
         switch key {
@@ -119,33 +120,38 @@ final class Routes<M: Mail>: RouteTable {
 
     /// Removes routes of senders that have been deallocated, checking at most `budget` object
     /// routes (all when nil), and returns their continuations to finish.
+    @inlinable
     func sweepDepartedSenders(budget: Int?) -> [any Finishable] {
         guard !byObject.isEmpty else { return [] }
         return byObject.removeDeparted(budget: budget).flatMap(takeAll(of:))
     }
 
-    func remove(_ id: SubscriptionID, from filter: Filter) -> (any Finishable)? {
+    /// Removes `subscriber` from the route `filter` names; nil when it is no longer there.
+    @inlinable
+    func remove<Element>(_ subscriber: Subscriber<Element>, from filter: Filter) -> (any Finishable)? {
         let removed: (any Finishable)?
         switch filter {
         case .everyone:
-            removed = everyone.remove(id)
+            guard let subscriber = subscriber as? Subscriber<M> else { return nil }
+            removed = everyone.remove(subscriber)
         case .object(let key):
-            guard let route = byObject[key] else { return nil }
-            removed = route.subscribers.remove(id)
+            guard let subscriber = subscriber as? Subscriber<M>, let route = byObject[key] else { return nil }
+            removed = route.subscribers.remove(subscriber)
             if route.subscribers.count == 0 { byObject.remove(key) }
         case .value(let key):
-            guard let subscribers = byValue[key] else { return nil }
-            removed = subscribers.remove(id)
+            guard let subscriber = subscriber as? Subscriber<M>, let subscribers = byValue[key] else { return nil }
+            removed = subscribers.remove(subscriber)
             if subscribers.count == 0 { byValue[key] = nil }
         case .senderType(let key):
             guard let subscribers = bySenderType[key] else { return nil }
-            removed = subscribers.remove(id)
+            removed = subscribers.removeErased(subscriber)
             if subscribers.count == 0 { bySenderType[key] = nil }
         }
         if removed != nil { count -= 1 }
         return removed
     }
 
+    @usableFromInline
     func removeAll() -> [any Finishable] {
         var all = everyone.removeAll()
         for route in byObject.removeAll() { all += route.subscribers.removeAll() }
@@ -157,7 +163,8 @@ final class Routes<M: Mail>: RouteTable {
         return all
     }
 
-    private func takeAll(of route: ObjectRoute<M>) -> [any Finishable] {
+    @inlinable
+    func takeAll(of route: ObjectRoute<M>) -> [any Finishable] {
         let taken = route.subscribers.removeAll()
         count -= taken.count
         return taken

@@ -1,4 +1,5 @@
 /// How a posted sender is matched against pinned subscriptions.
+@usableFromInline
 enum SenderKey {
     /// No sender, or one that is neither an object nor `Hashable`: only the sender-type filter applies.
     case none
@@ -8,6 +9,7 @@ enum SenderKey {
     case value(ValueSender)
 
     /// Classifies a sender at run time, so a generic caller gets the same routing as a concrete one.
+    @inlinable
     init<S: Sendable>(_ sender: S) {
         // Objects match by identity even when they are also Hashable.
         if type(of: sender) is AnyObject.Type {
@@ -24,14 +26,16 @@ enum SenderKey {
 ///
 /// The exact dynamic type is part of equality, so `"a"` as a `String` never equals
 /// `RoomID("a")`, and `1 as Int` never equals `1 as Int64` (which `AnyHashable` would conflate).
+@usableFromInline
 struct ValueSender: Hashable, Sendable {
     /// The sender itself; known to be `Hashable`, checked again when compared.
-    private let value: any Sendable
+    @usableFromInline let value: any Sendable
     /// The sender's dynamic type.
-    private let type: ObjectIdentifier
+    @usableFromInline let type: ObjectIdentifier
     /// The sender's hash, computed once so dictionary lookups need no dynamic cast.
-    private let hash: Int
+    @usableFromInline let hash: Int
 
+    @inlinable
     init<H: Hashable & Sendable>(_ value: H) {
         self.value = value
         self.type = ObjectIdentifier(Swift.type(of: value))
@@ -39,6 +43,7 @@ struct ValueSender: Hashable, Sendable {
     }
 
     /// Wraps `sender` if its dynamic type is `Hashable`.
+    @inlinable
     init?<S: Sendable>(ifHashable sender: S) {
         guard let hashable = sender as? any Hashable else { return nil }
         self.value = sender
@@ -46,11 +51,13 @@ struct ValueSender: Hashable, Sendable {
         self.hash = hashable.hashValue
     }
 
+    @inlinable
     func hash(into hasher: inout Hasher) {
         hasher.combine(type)
         hasher.combine(hash)
     }
 
+    @inlinable
     static func == (lhs: ValueSender, rhs: ValueSender) -> Bool {
         guard lhs.type == rhs.type, lhs.hash == rhs.hash,
             let hashable = lhs.value as? any Hashable
@@ -59,7 +66,8 @@ struct ValueSender: Hashable, Sendable {
     }
 
     /// `lhs == rhs` when `rhs` has `lhs`'s type; called with an opened existential.
-    private static func isEqual<H: Hashable>(_ lhs: H, to rhs: Any) -> Bool {
+    @inlinable
+    static func isEqual<H: Hashable>(_ lhs: H, to rhs: Any) -> Bool {
         (rhs as? H) == lhs
     }
 }

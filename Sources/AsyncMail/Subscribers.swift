@@ -1,18 +1,34 @@
-/// Identifies one subscription inside a ``Mailroom``; never reused.
-typealias SubscriptionID = UInt64
+import Synchronization
 
 /// One subscription as a post sees it: where to yield, and what it wants.
-struct Subscriber<Element: Sendable>: Sendable {
-    let id: SubscriptionID
-    let continuation: AsyncStream<Element>.Continuation
+///
+/// A class, not a struct: a post copies subscribers out of the registry, and copying a
+/// generic struct whose field is a generic `AsyncStream.Continuation` went through value
+/// witnesses and a metadata lookup per copy (measured: a quarter of a post's own cost);
+/// copying a reference is a retain.
+@usableFromInline
+final class Subscriber<Element: Sendable>: Sendable {
+    @usableFromInline let continuation: AsyncStream<Element>.Continuation
     /// The subscription's post-time filter; `nil` takes everything that routes here.
-    let accepts: (@Sendable (Element) -> Bool)?
+    @usableFromInline let accepts: (@Sendable (Element) -> Bool)?
+    /// Where it sits in its route's ``Subscribers/entries``, or -1 when it is in none, so that
+    /// removal needs no lookup table. Read and written only under the registry lock, which
+    /// orders every access; it is atomic (relaxed) only so that the class can be `Sendable`.
+    @usableFromInline let position = Atomic<Int>(-1)
+
+    @inlinable
+    init(continuation: AsyncStream<Element>.Continuation, accepts: (@Sendable (Element) -> Bool)?) {
+        self.continuation = continuation
+        self.accepts = accepts
+    }
 }
 
 /// The type-erased face of ``Subscribers``, for routes whose element type is only known at post time.
+@usableFromInline
 protocol SubscriberList: AnyObject {
     var count: Int { get }
-    func remove(_ id: SubscriptionID) -> (any Finishable)?
+    /// Removes `subscriber` if it is one of this list's; see ``Subscribers/remove(_:)``.
+    func removeErased(_ subscriber: AnyObject) -> (any Finishable)?
     func removeAll() -> [any Finishable]
 }
 
@@ -20,36 +36,49 @@ protocol SubscriberList: AnyObject {
 /// and removal is O(1) (swap with the last; the order among subscribers carries no meaning).
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held.
+@usableFromInline
 final class Subscribers<Element: Sendable>: SubscriberList {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.
-    private(set) var entries: [Subscriber<Element>] = []
-    /// Where each subscription sits in `entries`.
-    private var positions: [SubscriptionID: Int] = [:]
+    @usableFromInline var entries: [Subscriber<Element>] = []
 
-    var count: Int { entries.count }
+    @inlinable init() {}
 
+    @inlinable var count: Int { entries.count }
+
+    @inlinable
     func add(_ subscriber: Subscriber<Element>) {
-        positions[subscriber.id] = entries.count
+        subscriber.position.store(entries.count, ordering: .relaxed)
         entries.append(subscriber)
     }
 
     /// Removes one subscription and hands back its continuation, which the caller must drop
     /// outside the lock: releasing a stream's last reference runs its termination handler.
-    func remove(_ id: SubscriptionID) -> (any Finishable)? {
-        guard let position = positions.removeValue(forKey: id) else { return nil }
+    /// Returns nil when it is not in this list (already removed, or filed elsewhere).
+    @inlinable
+    func remove(_ subscriber: Subscriber<Element>) -> (any Finishable)? {
+        let position = subscriber.position.load(ordering: .relaxed)
+        guard entries.indices.contains(position), entries[position] === subscriber else { return nil }
         let last = entries.count - 1
         if position != last {
             entries.swapAt(position, last)
-            positions[entries[position].id] = position
+            entries[position].position.store(position, ordering: .relaxed)
         }
+        subscriber.position.store(-1, ordering: .relaxed)
         return entries.removeLast().continuation
     }
 
+    @usableFromInline
+    func removeErased(_ subscriber: AnyObject) -> (any Finishable)? {
+        guard let subscriber = subscriber as? Subscriber<Element> else { return nil }
+        return remove(subscriber)
+    }
+
+    @usableFromInline
     func removeAll() -> [any Finishable] {
-        defer {
-            entries = []
-            positions = [:]
+        defer { entries = [] }
+        return entries.map { subscriber in
+            subscriber.position.store(-1, ordering: .relaxed)
+            return subscriber.continuation
         }
-        return entries.map(\.continuation)
     }
 }

@@ -17,18 +17,21 @@ import Synchronization
 ///   under `registry` could deadlock. Continuations are yielded to, finished and released
 ///   only after unlocking it. Termination handlers never take `deliveryOrder`, so holding it
 ///   across yields cannot form a cycle.
+@usableFromInline
 final class Switchboard: Sendable {
+    @usableFromInline
     struct Registry {
         /// Route tables by mail type identity; a table is dropped as soon as it is empty.
-        var tables: [ObjectIdentifier: any RouteTable] = [:]
-        /// The last subscription id handed out.
-        var lastID: SubscriptionID = 0
+        @usableFromInline var tables: [ObjectIdentifier: any RouteTable] = [:]
         /// Set by `close()`: from then on nothing is registered and nothing is delivered.
-        var isClosed = false
+        @usableFromInline var isClosed = false
         /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
-        let taps = Subscribers<PostedMail>()
+        @usableFromInline let taps = Subscribers<PostedMail>()
+
+        @usableFromInline init() {}
 
         /// The table of `M`, made if there is none yet.
+        @inlinable
         mutating func routes<M: Mail>(for type: M.Type) -> Routes<M> {
             let typeKey = ObjectIdentifier(M.self)
             if let table = tables[typeKey] {
@@ -39,16 +42,34 @@ final class Switchboard: Sendable {
             tables[typeKey] = routes
             return routes
         }
+
+        /// Removes a subscription to `M`, and `M`'s table with it once nothing is left in it.
+        @inlinable
+        mutating func remove<M: Mail, Element>(
+            _ subscriber: Subscriber<Element>,
+            of type: M.Type,
+            from filter: Filter
+        ) -> (any Finishable)? {
+            let typeKey = ObjectIdentifier(M.self)
+            guard let table = tables[typeKey] else { return nil }
+            let routes = unsafeDowncast(table, to: Routes<M>.self)
+            let removed = routes.remove(subscriber, from: filter)
+            if routes.isUnused { tables[typeKey] = nil }
+            return removed
+        }
     }
 
-    private let registry = Mutex(Registry())
+    @usableFromInline let registry = Mutex(Registry())
 
     /// Held for the whole of each post, which makes the order posts take it the one order
     /// every subscriber sees.
-    private let deliveryOrder = Mutex(())
+    @usableFromInline let deliveryOrder = Mutex(())
+
+    @usableFromInline init() {}
 
     /// Runs `body` under the lock; the one way into `registry`.
-    private func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
+    @inlinable
+    func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
         registry.withLock { registry in
             #if ASYNCMAIL_TSAN
             ThreadSanitizer.acquire(self)
@@ -71,6 +92,7 @@ final class Switchboard: Sendable {
     ///
     /// `insert` files the subscriber into the right route and returns the continuations of
     /// any departed sender it displaced, to be finished after unlocking.
+    @inlinable
     func subscribe<M: Mail, Element: Sendable>(
         _ type: M.Type,
         filter: Filter,
@@ -83,88 +105,101 @@ final class Switchboard: Sendable {
         // replayed mail. The stream has no consumer yet, so yielding to it wakes no task.
         inDeliveryOrder(if: replay != nil) {
             register(
-                at: .route(typeKey: ObjectIdentifier(M.self), filter: filter),
+                filter: filter,
                 bufferingPolicy: bufferingPolicy,
-                accepts: accepts
-            ) { registry, subscriber in
-                let routes = registry.routes(for: M.self)
-                let replayed = replay?(routes).flatMap { mail in accepts?(mail) == false ? nil : mail }
-                return (insert(routes, subscriber), replayed)
-            }
+                accepts: accepts,
+                file: { registry, subscriber in
+                    let routes = registry.routes(for: M.self)
+                    let replayed = replay?(routes).flatMap { mail in accepts?(mail) == false ? nil : mail }
+                    return (insert(routes, subscriber), replayed)
+                },
+                unfile: { registry, subscriber, filter in registry.remove(subscriber, of: M.self, from: filter) }
+            )
         }
     }
 
     /// Registers a tap on every post before returning it.
+    @usableFromInline
     func subscribeToAll(
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy,
         accepts: (@Sendable (PostedMail) -> Bool)?
     ) -> AsyncStream<PostedMail> {
-        register(at: .tap, bufferingPolicy: bufferingPolicy, accepts: accepts) { registry, subscriber in
-            registry.taps.add(subscriber)
-            return ([], nil)
-        }
+        register(
+            filter: .everyone,
+            bufferingPolicy: bufferingPolicy,
+            accepts: accepts,
+            file: { registry, subscriber in
+                registry.taps.add(subscriber)
+                return ([], nil)
+            },
+            unfile: { registry, subscriber, _ in registry.taps.remove(subscriber) }
+        )
     }
+
+    /// Takes a subscription out of the registry; what a stream's termination handler runs.
+    ///
+    /// It gets everything it needs as arguments, so in specialised code the closure captures
+    /// nothing and the termination handler costs one allocation, not two.
+    @usableFromInline
+    typealias Unfile<Element: Sendable> = @Sendable (inout Registry, Subscriber<Element>, Filter) -> (any Finishable)?
 
     /// The one way a stream is registered: made, filed under the lock with a fresh id (or
     /// finished at once when the mailroom is closed), and given a termination handler that
-    /// removes it from `placement`.
+    /// takes it out again with `unfile`.
     ///
     /// `file` puts the subscriber in place and returns the continuations it displaced (to be
     /// finished after unlocking) and the mail to replay into the new stream, if any.
-    private func register<Element: Sendable>(
-        at placement: Placement,
+    @inlinable
+    func register<Element: Sendable>(
+        filter: Filter,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
-        file: (inout Registry, Subscriber<Element>) -> (displaced: [any Finishable], replayed: Element?)
+        file: (inout Registry, Subscriber<Element>) -> (displaced: [any Finishable], replayed: Element?),
+        unfile: @escaping Unfile<Element>
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
             bufferingPolicy: bufferingPolicy
         )
-        let registered: (id: SubscriptionID, displaced: [any Finishable], replayed: Element?)? = withRegistry {
-            registry in
-            guard !registry.isClosed else { return nil }
-            registry.lastID += 1
-            let filed = file(&registry, Subscriber(id: registry.lastID, continuation: continuation, accepts: accepts))
-            return (registry.lastID, filed.displaced, filed.replayed)
+        let subscriber = Subscriber(continuation: continuation, accepts: accepts)
+        // Set before filing: once filed, `close()` may finish the stream at any moment, and a
+        // handler set on a finished stream would never run. The handler holds the subscriber
+        // (which holds the continuation, whose storage holds the handler); that cycle ends when
+        // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
+        // finished by `close()`, by a departed sender, or by this mailroom's deinit.
+        continuation.onTermination = { [weak self] _ in
+            self?.unregister(subscriber, from: filter, using: unfile)
         }
-        guard let registered else {
+        let filed: (displaced: [any Finishable], replayed: Element?)? = withRegistry { registry in
+            guard !registry.isClosed else { return nil }
+            return file(&registry, subscriber)
+        }
+        guard let filed else {
             continuation.finish()
             return stream
         }
-        for continuation in registered.displaced { continuation.finish() }
-        if let replayed = registered.replayed { continuation.yield(replayed) }
-        let id = registered.id
-        continuation.onTermination = { [weak self] _ in
-            self?.remove(id, from: placement)
-        }
+        for continuation in filed.displaced { continuation.finish() }
+        if let replayed = filed.replayed { continuation.yield(replayed) }
         return stream
     }
 
     /// Runs `body` holding the delivery lock when `serialised`, and without it otherwise.
-    private func inDeliveryOrder<Result: Sendable>(if serialised: Bool, _ body: () -> Result) -> Result {
+    @inlinable
+    func inDeliveryOrder<Result: Sendable>(if serialised: Bool, _ body: () -> Result) -> Result {
         serialised ? deliveryOrder.withLock { _ in body() } : body()
     }
 
-    private func remove(_ id: SubscriptionID, from placement: Placement) {
-        let removed: (any Finishable)? = withRegistry { registry in
-            switch placement {
-            case .tap:
-                return registry.taps.remove(id)
-            case .route(let typeKey, let filter):
-                guard let table = registry.tables[typeKey] else { return nil }
-                let removed = table.remove(id, from: filter)
-                if table.isUnused { registry.tables[typeKey] = nil }
-                return removed
-            }
-        }
-        // Released here, outside the lock.
+    @inlinable
+    func unregister<Element>(_ subscriber: Subscriber<Element>, from filter: Filter, using unfile: Unfile<Element>) {
+        let removed = withRegistry { unfile(&$0, subscriber, filter) }
+        // Released here, outside the lock: dropping a continuation can run a termination handler.
         _ = removed
     }
 
     // MARK: Keeping the latest mail
 
     /// Opts `M` in to keeping its latest mail; idempotent.
+    @usableFromInline
     func retainLatest<M: Mail>(_ type: M.Type) {
         withRegistry { registry in
             guard !registry.isClosed else { return }
@@ -174,6 +209,7 @@ final class Switchboard: Sendable {
     }
 
     /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
+    @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
         withRegistry { registry in
             guard let table = registry.tables[ObjectIdentifier(M.self)] else { return nil }
@@ -194,12 +230,14 @@ final class Switchboard: Sendable {
 
     // MARK: Posting
 
+    @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
         deliveryOrder.withLock { _ in
             recipients(of: M.self, from: Never?.none, key: .none, recording: mail).deliver(mail, from: nil)
         }
     }
 
+    @inlinable
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
         let key = SenderKey(sender)
         return deliveryOrder.withLock { _ in
@@ -207,6 +245,7 @@ final class Switchboard: Sendable {
         }
     }
 
+    @inlinable
     func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
         let mails = Array(mails)  // read once: the last one is kept for replay
         return deliveryOrder.withLock { _ in
@@ -215,6 +254,7 @@ final class Switchboard: Sendable {
         }
     }
 
+    @inlinable
     func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
         let key = SenderKey(sender)
         let mails = Array(mails)  // read once: the last one is kept for replay
@@ -228,7 +268,8 @@ final class Switchboard: Sendable {
     ///
     /// Only the capture happens under `registry`; the caller yields after it is released
     /// (see ``Recipients`` for why).
-    private func recipients<M: Mail, S: Sendable>(
+    @inlinable
+    func recipients<M: Mail, S: Sendable>(
         of type: M.Type,
         from sender: S?,
         key: SenderKey,
@@ -254,6 +295,7 @@ final class Switchboard: Sendable {
 
     // MARK: Counting and closing
 
+    @usableFromInline
     func subscriberCount<M: Mail>(for type: M.Type) -> Int {
         let typeKey = ObjectIdentifier(M.self)
         let (count, departed): (Int, [any Finishable]) = withRegistry { registry in
@@ -279,6 +321,7 @@ final class Switchboard: Sendable {
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.
+    @usableFromInline
     func close() {
         let all: [any Finishable] = withRegistry { registry in
             registry.isClosed = true

@@ -5,19 +5,22 @@
 // the edge the mutex really provides, the way abseil annotates its own Mutex. Accesses made
 // outside the lock get no such edge and are still reported.
 
-@_silgen_name("__tsan_acquire")
-private func tsanAcquire(_ address: UnsafeRawPointer)
+@usableFromInline @_silgen_name("__tsan_acquire")
+func tsanAcquire(_ address: UnsafeRawPointer)
 
-@_silgen_name("__tsan_release")
-private func tsanRelease(_ address: UnsafeRawPointer)
+@usableFromInline @_silgen_name("__tsan_release")
+func tsanRelease(_ address: UnsafeRawPointer)
 
+@usableFromInline
 enum ThreadSanitizer {
     /// Marks the start of a critical section guarded by `lock`'s mutex.
+    @inlinable
     static func acquire(_ lock: AnyObject) {
         tsanAcquire(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()))
     }
 
     /// Marks the end of a critical section guarded by `lock`'s mutex.
+    @inlinable
     static func release(_ lock: AnyObject) {
         tsanRelease(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()))
     }

@@ -2,7 +2,9 @@
 // and post-to-receive latency percentiles, each against a raw AsyncStream in the same run.
 //
 //   swift run -c release Probe            memory and latency, one "label: value | note" line each
-//   swift run -c release Probe profile    100k posts to one subscriber, for callgrind
+//   swift run -c release Probe profile    1M posts to one subscriber, for a profiler
+//   swift run -c release Probe profile-churn    1M subscribe-and-drop pairs, for a profiler
+//   swift run -c release Probe quick      best-of-40 ns per post and per subscribe+drop, for A/B
 import AsyncMail
 import CHeapStats
 import Foundation
@@ -56,14 +58,81 @@ func percentile(_ sorted: [Duration], _ p: Double) -> String {
 
 let arguments = CommandLine.arguments.dropFirst()
 
+if arguments.first == "profile-churn" {
+    // Subscribe and drop, for a profiler.
+    let mailroom = Mailroom()
+    for _ in 0..<1_000_000 { _ = await mailroom.subscribe(to: Stamp.self) }
+    exit(0)
+}
+
 if arguments.first == "profile" {
     // The hot path alone, for `valgrind --tool=callgrind`.
     let mailroom = Mailroom()
     let stream = await mailroom.subscribe(to: Stamp.self)
     let now = ContinuousClock.now
-    for _ in 0..<100_000 { await mailroom.post(Stamp(sent: now)) }
+    for _ in 0..<1_000_000 { await mailroom.post(Stamp(sent: now)) }
     withExtendedLifetime(stream) {}
     exit(0)
+}
+
+if arguments.first == "quick" {
+    // Best of many short runs per shape, for quick A/B comparisons while changing the hot path.
+    func best(_ runs: Int = 40, _ body: () async -> Void) async -> Double {
+        var fastest = Duration.seconds(1000)
+        for _ in 0..<runs {
+            let start = ContinuousClock.now
+            await body()
+            fastest = min(fastest, ContinuousClock.now - start)
+        }
+        let (seconds, attoseconds) = fastest.components
+        return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / 10_000
+    }
+    let rawYield = await best {
+        let (stream, continuation) = AsyncStream.makeStream(of: Stamp.self)
+        let now = ContinuousClock.now
+        for _ in 0..<10_000 { continuation.yield(Stamp(sent: now)) }
+        withExtendedLifetime(stream) {}
+    }
+    let post = await best {
+        let mailroom = Mailroom()
+        let stream = await mailroom.subscribe(to: Stamp.self)
+        let now = ContinuousClock.now
+        for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now)) }
+        withExtendedLifetime(stream) {}
+    }
+    let sender = RoomNumber(value: 7)
+    let pinnedPost = await best {
+        let mailroom = Mailroom()
+        let stream = await mailroom.subscribe(to: Stamp.self, from: sender)
+        let now = ContinuousClock.now
+        for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now), from: sender) }
+        withExtendedLifetime(stream) {}
+    }
+    let rawChurn = await best {
+        for _ in 0..<10_000 {
+            let (stream, continuation) = AsyncStream.makeStream(of: Stamp.self)
+            continuation.onTermination = { _ in }
+            withExtendedLifetime(stream) {}
+        }
+    }
+    let churnRoom = Mailroom()
+    let churn = await best {
+        for _ in 0..<10_000 { _ = await churnRoom.subscribe(to: Stamp.self) }
+    }
+    print(
+        String(
+            format: "unread 10k, ns per post:   AsyncStream %6.0f  Mailroom %6.0f  pinned %6.0f",
+            rawYield,
+            post,
+            pinnedPost
+        )
+    )
+    print(String(format: "make + drop, ns per pair:  AsyncStream %6.0f  Mailroom %6.0f", rawChurn, churn))
+    exit(0)
+}
+
+struct RoomNumber: Hashable, Sendable {
+    let value: Int
 }
 
 // MARK: Idle subscriptions
