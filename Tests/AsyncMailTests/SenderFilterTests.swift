@@ -76,6 +76,24 @@ struct SenderFilterTests {
         #expect(try await withTimeout { await byValue.first(1) } == [Ping(id: 2)])
     }
 
+    @Test("a sender boxed in an existential routes exactly like the concrete one")
+    func existentialSenders() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let lobby = Lobby()
+        let byObject = await mailroom.subscribe(to: Ping.self, from: alice)
+        let byActor = await mailroom.subscribe(to: Ping.self, from: lobby)
+        let byValue = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+        #expect(await mailroom.post(Ping(id: 1), from: alice as any Sendable) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 2), from: alice as any AnyObject & Sendable) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 3), from: lobby as any Actor) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 4), from: RoomID("lobby") as any Sendable) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 5), from: Player("alice") as any Sendable) == Receipt())
+        #expect(try await withTimeout { await byObject.first(2) } == [Ping(id: 1), Ping(id: 2)])
+        #expect(try await withTimeout { await byActor.first(1) } == [Ping(id: 3)])
+        #expect(try await withTimeout { await byValue.first(1) } == [Ping(id: 4)])
+    }
+
     @Test("a sender-type subscription hands over envelopes from every sender of that type")
     func senderType() async throws {
         let mailroom = Mailroom()

@@ -65,6 +65,24 @@ if arguments.first == "profile-churn" {
     exit(0)
 }
 
+if arguments.first == "profile-pinned" {
+    // Posts pinned to an object sender, then to a value sender, beside 10,000 others of each.
+    final class Sender: Sendable {}
+    let mailroom = Mailroom()
+    let sender = Sender()
+    let others = (0..<10_000).map { _ in Sender() }
+    var streams = [await mailroom.subscribe(to: Stamp.self, from: sender)]
+    for other in others { streams.append(await mailroom.subscribe(to: Stamp.self, from: other)) }
+    for number in 0..<10_000 {
+        streams.append(await mailroom.subscribe(to: Stamp.self, from: RoomNumber(value: number)))
+    }
+    let now = ContinuousClock.now
+    for _ in 0..<300_000 { await mailroom.post(Stamp(sent: now), from: sender) }
+    for _ in 0..<300_000 { await mailroom.post(Stamp(sent: now), from: RoomNumber(value: 7)) }
+    withExtendedLifetime((streams, others)) {}
+    exit(0)
+}
+
 if arguments.first == "profile" {
     // The hot path alone, for `valgrind --tool=callgrind`.
     let mailroom = Mailroom()
@@ -128,6 +146,49 @@ if arguments.first == "quick" {
         )
     )
     print(String(format: "make + drop, ns per pair:  AsyncStream %6.0f  Mailroom %6.0f", rawChurn, churn))
+    final class Sender: Sendable {}
+    /// Best ns per pinned post alone and beside 10,000 other senders, measured alternately.
+    func pinnedCosts(objects: Bool) async -> (alone: Double, beside: Double) {
+        let sender = Sender()
+        let senders = (0..<10_000).map { _ in Sender() }
+        var costs: [Double] = []
+        let alone = Mailroom()
+        let crowded = Mailroom()
+        var streams: [AsyncStream<Stamp>] = []
+        for (number, other) in senders.enumerated() {
+            streams.append(
+                objects
+                    ? await crowded.subscribe(to: Stamp.self, from: other)
+                    : await crowded.subscribe(to: Stamp.self, from: RoomNumber(value: number))
+            )
+        }
+        var fastest = [Double.infinity, Double.infinity]
+        for _ in 0..<60 {
+            for (index, mailroom) in [alone, crowded].enumerated() {
+                let target =
+                    objects
+                    ? await mailroom.subscribe(to: Stamp.self, from: sender)
+                    : await mailroom.subscribe(to: Stamp.self, from: RoomNumber(value: -1))
+                let now = ContinuousClock.now
+                let start = ContinuousClock.now
+                if objects {
+                    for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now), from: sender) }
+                } else {
+                    for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now), from: RoomNumber(value: -1)) }
+                }
+                let (seconds, attoseconds) = (ContinuousClock.now - start).components
+                fastest[index] = min(fastest[index], (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / 10_000)
+                withExtendedLifetime(target) {}
+            }
+        }
+        costs = fastest
+        withExtendedLifetime((streams, senders)) {}
+        return (costs[0], costs[1])
+    }
+    let (valueAlone, valueAmong) = await pinnedCosts(objects: false)
+    let (objectAlone, objectAmong) = await pinnedCosts(objects: true)
+    print(String(format: "value sender, ns per post:  alone %6.0f  beside 10k %6.0f", valueAlone, valueAmong))
+    print(String(format: "object sender, ns per post: alone %6.0f  beside 10k %6.0f", objectAlone, objectAmong))
     exit(0)
 }
 
