@@ -130,17 +130,20 @@ final class Routes<M: Mail>: RouteTable {
     @inlinable
     func remove<Element>(_ subscriber: Subscriber<Element>, from filter: Filter) -> (any Finishable)? {
         let removed: (any Finishable)?
+        // Every route but the sender-type ones holds `Subscriber<M>`; in specialised code this
+        // cast is resolved at compile time.
+        let typed = subscriber as? Subscriber<M>
         switch filter {
         case .everyone:
-            guard let subscriber = subscriber as? Subscriber<M> else { return nil }
-            removed = everyone.remove(subscriber)
+            guard let typed else { return nil }
+            removed = everyone.remove(typed)
         case .object(let key):
-            guard let subscriber = subscriber as? Subscriber<M>, let route = byObject[key] else { return nil }
-            removed = route.subscribers.remove(subscriber)
+            guard let typed, let route = byObject[key] else { return nil }
+            removed = route.subscribers.remove(typed)
             if route.subscribers.count == 0 { byObject.remove(key) }
         case .value(let key):
-            guard let subscriber = subscriber as? Subscriber<M>, let subscribers = byValue[key] else { return nil }
-            removed = subscribers.remove(subscriber)
+            guard let typed, let subscribers = byValue[key] else { return nil }
+            removed = subscribers.remove(typed)
             if subscribers.count == 0 { byValue[key] = nil }
         case .senderType(let key):
             guard let subscribers = bySenderType[key] else { return nil }

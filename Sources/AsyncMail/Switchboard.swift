@@ -143,9 +143,9 @@ final class Switchboard: Sendable {
     @usableFromInline
     typealias Unfile<Element: Sendable> = @Sendable (inout Registry, Subscriber<Element>, Filter) -> (any Finishable)?
 
-    /// The one way a stream is registered: made, filed under the lock with a fresh id (or
-    /// finished at once when the mailroom is closed), and given a termination handler that
-    /// takes it out again with `unfile`.
+    /// The one way a stream is registered: made, given a termination handler that takes it out
+    /// again with `unfile`, and filed under the lock (or finished at once when the mailroom is
+    /// closed).
     ///
     /// `file` puts the subscriber in place and returns the continuations it displaced (to be
     /// finished after unlocking) and the mail to replay into the new stream, if any.
