@@ -4,7 +4,8 @@
 /// unspecialised generic code a nil check on a struct of this size copies it through value
 /// witnesses (measured: posts 60% slower); a reference makes it a pointer check.
 ///
-/// Only ever touched while the owning ``Switchboard``'s lock is held.
+/// Only ever touched while the owning ``Switchboard``'s lock is held, which is why its mutable
+/// properties skip dynamic exclusivity checks (see ``Routes``).
 @usableFromInline
 final class LatestMail<M: Mail> {
     /// A mail kept for an object sender, which is held weakly.
@@ -21,14 +22,14 @@ final class LatestMail<M: Mail> {
     }
 
     /// The newest mail of the type, whatever its sender.
-    @usableFromInline var newest: M?
+    @usableFromInline @exclusivity(unchecked) var newest: M?
     /// The newest mail per value sender; one per distinct value, kept until close().
-    @usableFromInline var byValue: [ValueSender: M] = [:]
+    @usableFromInline @exclusivity(unchecked) var byValue: [ValueSender: M] = [:]
     /// The newest mail per object sender, dropped once the sender is gone.
-    @usableFromInline var byObject: [ObjectIdentifier: FromObject] = [:]
+    @usableFromInline @exclusivity(unchecked) var byObject: [ObjectIdentifier: FromObject] = [:]
     /// `byObject.count` after the last sweep: sweeping again when it doubles keeps the
     /// mail of departed senders bounded at O(1) amortised cost per post.
-    @usableFromInline var countAtLastSweep = 0
+    @usableFromInline @exclusivity(unchecked) var countAtLastSweep = 0
 
     @usableFromInline init() {}
 

@@ -11,13 +11,16 @@
 struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Subscriptions that take every mail of the type.
     @usableFromInline var everyone: [Subscriber<M>]
+    // The routes most posts do not have are optional rather than empty: an empty array is still
+    // a reference, retained and released on every copy of this struct; `nil` costs nothing.
+
     /// Subscriptions pinned to the post's sender.
-    @usableFromInline var pinned: [Subscriber<M>] = []
+    @usableFromInline var pinned: [Subscriber<M>]?
     /// Subscriptions to the sender's type, which receive envelopes.
-    @usableFromInline var bySenderType: [Subscriber<Envelope<M, S>>] = []
+    @usableFromInline var bySenderType: [Subscriber<Envelope<M, S>>]?
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered.
-    @usableFromInline var taps: [Subscriber<PostedMail>] = []
+    @usableFromInline var taps: [Subscriber<PostedMail>]?
 
     @inlinable
     init(everyone: [Subscriber<M>] = []) {
@@ -29,11 +32,11 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     func deliver(_ mail: M, from sender: S?) -> Receipt {
         var receipt = Receipt()
         Self.yield(mail, to: everyone, into: &receipt)
-        Self.yield(mail, to: pinned, into: &receipt)
-        if let sender, !bySenderType.isEmpty {
+        if let pinned { Self.yield(mail, to: pinned, into: &receipt) }
+        if let sender, let bySenderType {
             Self.yield(Envelope(mail: mail, sender: sender), to: bySenderType, into: &receipt)
         }
-        if !taps.isEmpty {
+        if let taps {
             var uncounted = Receipt()
             Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender), to: taps, into: &uncounted)
         }

@@ -35,11 +35,12 @@ protocol SubscriberList: AnyObject {
 /// The subscriptions of one route, kept in a dense array so that a post is a straight loop
 /// and removal is O(1) (swap with the last; the order among subscribers carries no meaning).
 ///
-/// Only ever touched while the owning ``Switchboard``'s lock is held.
+/// Only ever touched while the owning ``Switchboard``'s lock is held, which is why its mutable
+/// properties skip dynamic exclusivity checks (see ``Routes``).
 @usableFromInline
 final class Subscribers<Element: Sendable>: SubscriberList {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.
-    @usableFromInline var entries: [Subscriber<Element>] = []
+    @usableFromInline @exclusivity(unchecked) var entries: [Subscriber<Element>] = []
 
     @inlinable init() {}
 
