@@ -1,7 +1,8 @@
 // Measures what package-benchmark's counters cannot: net heap bytes held per idle subscription,
-// and post-to-receive latency percentiles, each against a raw AsyncStream in the same run.
+// post-to-receive latency percentiles, each against a raw AsyncStream in the same run, and the
+// ratio targets with both sides of each ratio interleaved (see Interleaved.swift).
 //
-//   swift run -c release Probe            memory and latency, one "label: value | note" line each
+//   swift run -c release Probe            all of the above, one "label: value | note" line each
 //   swift run -c release Probe profile    1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn    1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe quick      best-of-40 ns per post and per subscribe+drop, for A/B
@@ -234,3 +235,7 @@ print(
 print(
     "Latency p99, Mailroom: \(percentile(mailroomLatency, 0.99)) | AsyncStream: \(percentile(rawLatency, 0.99))"
 )
+
+// MARK: Ratio targets, interleaved
+
+for line in await Task.detached(operation: { await interleavedRatios(rounds: 61) }).value { print(line) }
