@@ -46,9 +46,9 @@ final class Routes<M: Mail>: RouteTable {
     /// Whether the table can go: no subscriptions, and no mail kept for replay.
     @inlinable var isUnused: Bool { count == 0 && latest == nil }
 
-    /// Object routes a post checks for a departed sender: enough to keep up with senders going
-    /// away, few enough that a post with thousands of pinned objects costs about the same.
-    @inlinable static var sweepBudgetPerPost: Int { 1 }
+    /// Object routes checked for a departed sender together, every that many posts: one check
+    /// per post on average, in batches so that the cold reads overlap (see ``ObjectRoutes``).
+    @inlinable static var sweepBatch: Int { 64 }
 
     // MARK: Adding
 
@@ -127,12 +127,20 @@ final class Routes<M: Mail>: RouteTable {
 
     // MARK: Removing
 
-    /// Removes routes of senders that have been deallocated, checking at most `budget` object
-    /// routes (all when nil), and returns their continuations to finish.
+    /// Removes the routes of every sender that has been deallocated, and returns their
+    /// continuations to finish.
     @inlinable
-    func sweepDepartedSenders(budget: Int?) -> [any Finishable] {
+    func sweepDepartedSenders() -> [any Finishable] {
         guard !byObject.isEmpty else { return [] }
-        return byObject.removeDeparted(budget: budget).flatMap(takeAll(of:))
+        return byObject.removeDeparted(budget: nil).flatMap(takeAll(of:))
+    }
+
+    /// Counts a post and, every ``sweepBatch`` posts or fewer, removes the routes of a batch of
+    /// senders that have been deallocated; returns their continuations to finish.
+    @inlinable
+    func sweepDepartedSendersAfterPost() -> [any Finishable] {
+        guard !byObject.isEmpty else { return [] }
+        return byObject.sweepAfterPost(batch: Self.sweepBatch).flatMap(takeAll(of:))
     }
 
     /// Removes `subscriber` from the route `filter` names; nil when it is no longer there.

@@ -264,7 +264,7 @@ final class Switchboard: Sendable {
         }
     }
 
-    /// Captures who a post must reach, first ending a subscription or two whose sender is gone.
+    /// Captures who a post must reach, first ending subscriptions whose sender is gone.
     ///
     /// Only the capture happens under `registry`; the caller yields after it is released
     /// (see ``Recipients`` for why).
@@ -281,7 +281,7 @@ final class Switchboard: Sendable {
             var departed: [any Finishable] = []
             if let table = registry.tables[typeKey] {
                 let routes = unsafeDowncast(table, to: Routes<M>.self)
-                departed = routes.sweepDepartedSenders(budget: Routes<M>.sweepBudgetPerPost)
+                departed = routes.sweepDepartedSendersAfterPost()
                 if let mail, routes.latest != nil { routes.latest?.record(mail, key: key) }
                 if routes.isUnused { registry.tables[typeKey] = nil }
                 recipients = routes.recipients(from: sender, key: key)
@@ -301,7 +301,7 @@ final class Switchboard: Sendable {
         let (count, departed): (Int, [any Finishable]) = withRegistry { registry in
             guard let table = registry.tables[typeKey] else { return (0, []) }
             let routes = unsafeDowncast(table, to: Routes<M>.self)
-            let departed = routes.sweepDepartedSenders(budget: nil)
+            let departed = routes.sweepDepartedSenders()
             routes.latest?.sweep()
             if routes.isUnused { registry.tables[typeKey] = nil }
             return (routes.count, departed)

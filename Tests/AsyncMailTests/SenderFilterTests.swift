@@ -1,5 +1,6 @@
-import AsyncMail
 import Testing
+
+@testable import AsyncMail
 
 /// Posts through a generic context, where the static type says nothing about identity or Hashable.
 func relay<S: Sendable>(_ mail: Ping, from sender: S, via mailroom: Mailroom) async -> Receipt {
@@ -198,7 +199,7 @@ struct SenderFilterTests {
         let ended = Task { await leaving.collect() }
         leaver = nil
 
-        // Each post checks one pinned sender, round-robin, so 41 posts reach every one of them.
+        // With no more than a sweep batch pinned, every `n` posts check all `n` senders.
         for id in 0...stayers.count { await mailroom.post(Ping(id: id)) }
         #expect(try await withTimeout { await ended.value } == [])
         #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
@@ -209,6 +210,27 @@ struct SenderFilterTests {
         another = nil
         #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
         #expect(try await withTimeout { await alsoLeaving.collect() } == [])
+        withExtendedLifetime((stayers, pinned)) {}
+    }
+
+    @Test("with more pinned senders than a sweep batch, a departed one's stream ends within n + batch - 1 posts")
+    func departedAmongMoreThanABatchEndsWithinBound() async throws {
+        let batch = Routes<Ping>.sweepBatch
+        let mailroom = Mailroom()
+        let stayers = (0..<(2 * batch + 10)).map { Player("stayer \($0)") }
+        var pinned: [AsyncStream<Ping>] = []
+        for stayer in stayers { pinned.append(await mailroom.subscribe(to: Ping.self, from: stayer)) }
+        var leaver: Player? = Player("leaver")
+        let leaving = await mailroom.subscribe(to: Ping.self, from: leaver!)
+        let ended = Task { await leaving.collect() }
+        leaver = nil
+
+        // Batches of `batch` consecutive senders, one every `batch` posts: the round-robin
+        // reaches every one of the `n` pinned senders within `n + batch - 1` posts.
+        let pinnedCount = stayers.count + 1
+        for id in 0..<(pinnedCount + batch - 1) { await mailroom.post(Ping(id: id)) }
+        #expect(try await withTimeout { await ended.value } == [])
+        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
         withExtendedLifetime((stayers, pinned)) {}
     }
 }
