@@ -22,6 +22,7 @@ let package = Package(
         .executableTarget(
             name: "MailroomBenchmarks",
             dependencies: [
+                "Shapes",
                 .product(name: "AsyncMail", package: root),
                 .product(name: "Benchmark", package: "package-benchmark"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
@@ -29,8 +30,13 @@ let package = Package(
             path: "Benchmarks/MailroomBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
-        // Idle memory per subscription and post-to-receive latency percentiles.
-        .executableTarget(name: "Probe", dependencies: [.product(name: "AsyncMail", package: root), "CHeapStats"]),
+        // The timed shapes and their fixtures, written once for both executables.
+        .target(name: "Shapes", dependencies: [.product(name: "AsyncMail", package: root)]),
+        // Idle memory per subscription, latency percentiles, and the interleaved ratio samples.
+        .executableTarget(
+            name: "Probe",
+            dependencies: ["Shapes", .product(name: "AsyncMail", package: root), "CHeapStats"]
+        ),
         .target(name: "CHeapStats"),
     ],
     swiftLanguageModes: [.v6]

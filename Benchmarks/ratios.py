@@ -1,16 +1,36 @@
 #!/usr/bin/env python3
-"""Turns a package-benchmark markdown export into ratios of medians against same-run baselines.
+"""Ratios of medians against baselines measured in the same run, with a verdict per target.
 
-Usage: ratios.py RESULTS.md [PROBE.txt]   (run.sh calls it; see README.md)
+Usage: ratios.py RESULTS.md PROBE.txt [INTERLEAVED.txt ...]   (run.sh calls it; see README.md)
+
+RESULTS.md is package-benchmark's markdown export: every shape, one after another.
+PROBE.txt has Probe's "label: value | note" lines (idle memory, latency).
+Each INTERLEAVED.txt is one `Probe ratios` process: "sample<TAB>shape<TAB>nanoseconds" lines,
+with the two sides of every ratio taking turns. Their samples are pooled across processes,
+because a process's memory layout moves some ratios (see Sources/Probe/Interleaved.swift).
+A target's verdict uses the pooled interleaved medians: sequential medians can put the two
+sides of a ratio in different phases of this machine's speed drift.
 """
 import re
+import statistics
 import sys
 
 SCALE = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
 
+# (label, numerator shape, denominator shape, comparison, target); both reports use these names.
+RATIOS = [
+    ("Steady: Mailroom / AsyncStream", "Steady/Mailroom", "Steady/AsyncStream", "<=", 1.15),
+    ("Paced: Mailroom / AsyncStream", "Paced/Mailroom", "Paced/AsyncStream", None, None),
+    ("Paced: messages(of:for:) / Mailroom", "Paced/messages(of:for:)", "Paced/Mailroom", ">=", 1.5),
+    ("Post beside 10k other types / alone", "PostCost/10k other types", "PostCost/alone", "<=", 1.1),
+    ("Post beside 10k other value senders / alone", "PostCost/10k other value senders", "PostCost/pinned alone", "<=", 1.1),
+    ("Post beside 10k other object senders / alone", "PostCost/10k other object senders", "PostCost/object alone", "<=", 1.1),
+    ("Fan-out per delivery: x1000 / x10", "FanOut/Mailroom x1000", "FanOut/Mailroom x10", "<=", 1.2),
+]
 
-def medians(path):
-    """{benchmark: {metric: p50}} with unit prefixes (K, M) applied."""
+
+def benchmark_medians(path):
+    """{benchmark: {metric: p50}} from package-benchmark's markdown, unit prefixes (K, M) applied."""
     text = open(path).read()
     results = {}
     for match in re.finditer(r"^### (.+?)\n(.*?)(?=^### |\Z)", text, re.S | re.M):
@@ -29,52 +49,79 @@ def medians(path):
     return results
 
 
+def interleaved_samples(paths):
+    """[{shape: [nanoseconds, ...]}] with one dictionary per process."""
+    processes = []
+    for path in paths:
+        samples = {}
+        for line in open(path):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 3 and fields[0] == "sample":
+                samples.setdefault(fields[1], []).append(int(fields[2]))
+        processes.append(samples)
+    return processes
+
+
+def verdict(value, comparison, target):
+    if comparison is None:
+        return ""
+    met = value <= target if comparison == "<=" else value >= target
+    return ("meets" if met else "MISSES") + f" {comparison} {target}"
+
+
 def main():
-    results = medians(sys.argv[1])
-    wall = lambda name: results[name]["Time"]
-    mallocs = lambda name: results[name].get("Malloc", float("nan"))
+    sequential = benchmark_medians(sys.argv[1])
+    processes = interleaved_samples(sys.argv[3:])
+    wall = lambda name: sequential[name]["Time"]
     rows = []
 
-    def ratio(label, numerator, denominator, target=None, smaller_is_better=True):
-        value = wall(numerator) / wall(denominator)
-        verdict = ""
-        if target is not None:
-            met = value <= target if smaller_is_better else value >= target
-            verdict = ("meets" if met else "MISSES") + f" target {'<=' if smaller_is_better else '>='} {target}"
-        rows.append((label, f"{value:.2f}x", verdict))
+    for label, numerator, denominator, comparison, target in RATIOS:
+        one_after_another = wall(numerator) / wall(denominator)
+        pooled = spread = ""
+        value = one_after_another
+        if processes:
+            def median(samples_by_shape, shape):
+                return statistics.median(samples_by_shape[shape])
 
-    ratio("Steady: Mailroom / AsyncStream", "Steady/Mailroom", "Steady/AsyncStream", 1.15)
-    ratio("Paced: Mailroom / AsyncStream", "Paced/Mailroom", "Paced/AsyncStream")
-    ratio("Paced: messages(of:for:) / Mailroom", "Paced/messages(of:for:)", "Paced/Mailroom", 1.5, False)
-    ratio("Steady: messages(of:for:) / Mailroom", "Steady/messages(of:for:)", "Steady/Mailroom")
-    lost = results["Steady/messages(of:for:)"].get("Delivered")
-    if lost is not None:
-        rows.append(("Steady: mail messages(of:for:) delivered", f"{lost:,.0f} / 10,000", "the rest dropped silently"))
-    ratio("Steady: NotificationCenter / Mailroom", "Steady/NotificationCenter", "Steady/Mailroom")
-    ratio("Steady: AsyncChannel / Mailroom", "Steady/AsyncChannel", "Steady/Mailroom")
-    ratio("Burst: Mailroom / AsyncStream", "Burst/Mailroom", "Burst/AsyncStream")
-    ratio("Post, 10k other types / alone", "PostCost/10k other types", "PostCost/alone", 1.1)
-    ratio("Post, 10k other value senders / alone", "PostCost/10k other value senders", "PostCost/pinned alone", 1.1)
-    ratio("Post, 10k other object senders / alone", "PostCost/10k other object senders", "PostCost/object alone", 1.1)
-    ratio("Fan-out per delivery: x1000 / x10", "FanOut/Mailroom x1000", "FanOut/Mailroom x10", 1.2)
-    ratio("Single posts / post(contentsOf:)", "PostCost/alone", "PostCost/contentsOf")
+            everything = {shape: sum((p[shape] for p in processes), []) for shape in (numerator, denominator)}
+            value = median(everything, numerator) / median(everything, denominator)
+            per_process = [median(p, numerator) / median(p, denominator) for p in processes]
+            pooled = f"{value:.2f}x"
+            spread = f"{min(per_process):.2f}-{max(per_process):.2f}x"
+        rows.append((label, f"{one_after_another:.2f}x", pooled, spread, verdict(value, comparison, target)))
 
-    churn = results["Churn/subscribe+drop"]["Throughput"]
-    rows.append(("Subscribe + drop, pairs per second", f"{churn:,.0f}", ("meets" if churn >= 300e3 else "MISSES") + " target >= 300,000"))
-    rows.append(("Subscribe + iterate + cancel, per second", f"{results['Churn/subscribe+iterate+cancel']['Throughput']:,.0f}", ""))
+    def sequential_row(label, value, note=""):
+        rows.append((label, value, "", "", note))
+
+    steady = wall("Steady/Mailroom")
+    sequential_row("Steady: messages(of:for:) / Mailroom", f"{wall('Steady/messages(of:for:)') / steady:.2f}x")
+    delivered = sequential["Steady/messages(of:for:)"].get("Delivered")
+    if delivered is not None:
+        sequential_row("Steady: mail messages(of:for:) delivered", f"{delivered:,.0f} / 10,000", "the rest dropped silently")
+    sequential_row("Steady: NotificationCenter / Mailroom", f"{wall('Steady/NotificationCenter') / steady:.2f}x")
+    sequential_row("Steady: AsyncChannel / Mailroom", f"{wall('Steady/AsyncChannel') / steady:.2f}x")
+    sequential_row("Burst: Mailroom / AsyncStream", f"{wall('Burst/Mailroom') / wall('Burst/AsyncStream'):.2f}x")
+    sequential_row("Single posts / post(contentsOf:)", f"{wall('PostCost/alone') / wall('PostCost/contentsOf'):.2f}x")
+
+    churn = sequential["Churn/subscribe+drop"]["Throughput"]
+    sequential_row("Subscribe + drop, pairs per second", f"{churn:,.0f}", verdict(churn, ">=", 300_000))
+    iterate = sequential["Churn/subscribe+iterate+cancel"]["Throughput"]
+    sequential_row("Subscribe + iterate + cancel, per second", f"{iterate:,.0f}")
+    mallocs = lambda name: sequential[name].get("Malloc", float("nan"))
     extra = (mallocs("Steady/Mailroom") - mallocs("Steady/AsyncStream")) / 10_000
-    rows.append(("Mallocs per post beyond AsyncStream's", f"{extra:+.2f}", ("meets" if extra <= 1 else "MISSES") + " target <= 1"))
+    sequential_row("Mallocs per post beyond AsyncStream's", f"{extra:+.2f}", verdict(extra, "<=", 1))
 
-    if len(sys.argv) > 2:
-        for line in open(sys.argv[2]):
-            label, _, value = line.strip().partition(": ")
-            if label and value:
-                rows.append((label, value.split(" | ")[0], value.split(" | ")[1] if " | " in value else ""))
+    for line in open(sys.argv[2]):
+        label, _, value = line.strip().partition(": ")
+        if label and value:
+            value, _, note = value.partition(" | ")
+            sequential_row(label, value, note)
 
-    width = max(len(row[0]) for row in rows)
-    print(f"\n{'Measure'.ljust(width)}  {'Value':>12}  Verdict")
-    for label, value, verdict in rows:
-        print(f"{label.ljust(width)}  {value:>12}  {verdict}")
+    headers = ("Measure", "One after another", f"Interleaved, {len(processes)} processes", "Per process", "Verdict")
+    widths = [max(len(str(row[column])) for row in rows + [headers]) for column in range(len(headers))]
+    print("  ".join(header.ljust(width) for header, width in zip(headers, widths)))
+    for row in rows:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
-// Measures what package-benchmark's counters cannot: net heap bytes held per idle subscription,
-// post-to-receive latency percentiles, each against a raw AsyncStream in the same run, and the
-// ratio targets with both sides of each ratio interleaved (see Interleaved.swift).
+// Measures what package-benchmark's counters cannot: net heap bytes held per idle subscription
+// and post-to-receive latency percentiles, each against a raw AsyncStream in the same run; and
+// samples of the ratio targets with both sides of each ratio interleaved (see Interleaved.swift).
 //
-//   swift run -c release Probe            all of the above, one "label: value | note" line each
-//   swift run -c release Probe profile    1M posts to one subscriber, for a profiler
-//   swift run -c release Probe profile-churn    1M subscribe-and-drop pairs, for a profiler
-//   swift run -c release Probe quick      best-of-40 ns per post and per subscribe+drop, for A/B
+//   swift run -c release Probe                 idle memory and latency, one "label: value | note" line each
+//   swift run -c release Probe ratios [ROUNDS [NAME]]  interleaved samples of every ratio target (or
+//                                               of the shapes whose name contains NAME), for ratios.py
+//   swift run -c release Probe quick           best-of-40 ns per post and per subscribe+drop, for A/B
+//   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
+//   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
+//   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
 import AsyncMail
 import CHeapStats
 import Foundation
+import Shapes
 
 struct Stamp: Mail {
     let sent: ContinuousClock.Instant
@@ -68,19 +72,22 @@ if arguments.first == "profile-churn" {
 
 if arguments.first == "profile-pinned" {
     // Posts pinned to an object sender, then to a value sender, beside 10,000 others of each.
-    final class Sender: Sendable {}
-    let mailroom = Mailroom()
-    let sender = Sender()
-    let others = (0..<10_000).map { _ in Sender() }
-    var streams = [await mailroom.subscribe(to: Stamp.self, from: sender)]
-    for other in others { streams.append(await mailroom.subscribe(to: Stamp.self, from: other)) }
-    for number in 0..<10_000 {
-        streams.append(await mailroom.subscribe(to: Stamp.self, from: RoomNumber(value: number)))
+    for crowd in [Crowd.objects, .values] {
+        let mailroom = Mailroom()
+        let bystanders = await crowd.gather(on: mailroom)
+        for _ in 0..<30 { await postCost(on: mailroom, pinned: Pin(beside: crowd)) { await $0() } }
+        withExtendedLifetime(bystanders) {}
     }
-    let now = ContinuousClock.now
-    for _ in 0..<300_000 { await mailroom.post(Stamp(sent: now), from: sender) }
-    for _ in 0..<300_000 { await mailroom.post(Stamp(sent: now), from: RoomNumber(value: 7)) }
-    withExtendedLifetime((streams, others)) {}
+    exit(0)
+}
+
+if arguments.first == "ratios" {
+    let rounds = arguments.dropFirst().first.flatMap { Int($0) } ?? 61
+    let only = arguments.dropFirst(2).first
+    // Detached: top-level code runs on the main actor, and the shapes' consumer tasks must not.
+    for line in await Task.detached(operation: { await ratioSamples(rounds: rounds, only: only) }).value {
+        print(line)
+    }
     exit(0)
 }
 
@@ -95,107 +102,8 @@ if arguments.first == "profile" {
 }
 
 if arguments.first == "quick" {
-    // Best of many short runs per shape, for quick A/B comparisons while changing the hot path.
-    /// Nanoseconds per operation for a run of 10,000.
-    func perOperation(_ elapsed: Duration) -> Double {
-        let (seconds, attoseconds) = elapsed.components
-        return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / 10_000
-    }
-    func best(_ runs: Int = 40, _ body: () async -> Void) async -> Double {
-        var fastest = Duration.seconds(1000)
-        for _ in 0..<runs {
-            let start = ContinuousClock.now
-            await body()
-            fastest = min(fastest, ContinuousClock.now - start)
-        }
-        return perOperation(fastest)
-    }
-    let rawYield = await best {
-        let (stream, continuation) = AsyncStream.makeStream(of: Stamp.self)
-        let now = ContinuousClock.now
-        for _ in 0..<10_000 { continuation.yield(Stamp(sent: now)) }
-        withExtendedLifetime(stream) {}
-    }
-    let post = await best {
-        let mailroom = Mailroom()
-        let stream = await mailroom.subscribe(to: Stamp.self)
-        let now = ContinuousClock.now
-        for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now)) }
-        withExtendedLifetime(stream) {}
-    }
-    let sender = RoomNumber(value: 7)
-    let pinnedPost = await best {
-        let mailroom = Mailroom()
-        let stream = await mailroom.subscribe(to: Stamp.self, from: sender)
-        let now = ContinuousClock.now
-        for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now), from: sender) }
-        withExtendedLifetime(stream) {}
-    }
-    let rawChurn = await best {
-        for _ in 0..<10_000 {
-            let (stream, continuation) = AsyncStream.makeStream(of: Stamp.self)
-            continuation.onTermination = { _ in }
-            withExtendedLifetime(stream) {}
-        }
-    }
-    let churnRoom = Mailroom()
-    let churn = await best {
-        for _ in 0..<10_000 { _ = await churnRoom.subscribe(to: Stamp.self) }
-    }
-    print(
-        String(
-            format: "unread 10k, ns per post:   AsyncStream %6.0f  Mailroom %6.0f  pinned %6.0f",
-            rawYield,
-            post,
-            pinnedPost
-        )
-    )
-    print(String(format: "make + drop, ns per pair:  AsyncStream %6.0f  Mailroom %6.0f", rawChurn, churn))
-    final class Sender: Sendable {}
-    /// Best ns per pinned post alone and beside 10,000 other senders, measured alternately.
-    func pinnedCosts(objects: Bool) async -> (alone: Double, beside: Double) {
-        let sender = Sender()
-        let senders = (0..<10_000).map { _ in Sender() }
-        let alone = Mailroom()
-        let crowded = Mailroom()
-        var streams: [AsyncStream<Stamp>] = []
-        for (number, other) in senders.enumerated() {
-            streams.append(
-                objects
-                    ? await crowded.subscribe(to: Stamp.self, from: other)
-                    : await crowded.subscribe(to: Stamp.self, from: RoomNumber(value: number))
-            )
-        }
-        var fastest = [Double.infinity, Double.infinity]
-        for _ in 0..<60 {
-            for (index, mailroom) in [alone, crowded].enumerated() {
-                let target =
-                    objects
-                    ? await mailroom.subscribe(to: Stamp.self, from: sender)
-                    : await mailroom.subscribe(to: Stamp.self, from: RoomNumber(value: -1))
-                let now = ContinuousClock.now
-                let start = ContinuousClock.now
-                if objects {
-                    for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now), from: sender) }
-                } else {
-                    for _ in 0..<10_000 { await mailroom.post(Stamp(sent: now), from: RoomNumber(value: -1)) }
-                }
-                fastest[index] = min(fastest[index], perOperation(ContinuousClock.now - start))
-                withExtendedLifetime(target) {}
-            }
-        }
-        withExtendedLifetime((streams, senders)) {}
-        return (fastest[0], fastest[1])
-    }
-    let (valueAlone, valueAmong) = await pinnedCosts(objects: false)
-    let (objectAlone, objectAmong) = await pinnedCosts(objects: true)
-    print(String(format: "value sender, ns per post:  alone %6.0f  beside 10k %6.0f", valueAlone, valueAmong))
-    print(String(format: "object sender, ns per post: alone %6.0f  beside 10k %6.0f", objectAlone, objectAmong))
+    await Task.detached(operation: quickComparisons).value
     exit(0)
-}
-
-struct RoomNumber: Hashable, Sendable {
-    let value: Int
 }
 
 // MARK: Idle subscriptions
@@ -235,7 +143,3 @@ print(
 print(
     "Latency p99, Mailroom: \(percentile(mailroomLatency, 0.99)) | AsyncStream: \(percentile(rawLatency, 0.99))"
 )
-
-// MARK: Ratio targets, interleaved
-
-for line in await Task.detached(operation: { await interleavedRatios(rounds: 61) }).value { print(line) }
