@@ -56,10 +56,10 @@ public final class Flag: Sendable {
 }
 
 /// Mail per sample in the delivery and post-cost shapes.
-public let mailPerSample = 10_000
+@inlinable public var mailPerSample: Int { 10_000 }
 /// Deliveries per sample in the fan-out shapes, whatever the subscriber count.
-public let fanOutDeliveries = 100_000
+@inlinable public var fanOutDeliveries: Int { 100_000 }
 /// Subscriptions that a post must not pay for.
-public let crowdSize = 10_000
+@inlinable public var crowdSize: Int { 10_000 }
 /// Mail in flight before the paced poster waits: below Foundation's ten-message buffer.
-public let pacedWindow = 8
+@inlinable public var pacedWindow: Int { 8 }
