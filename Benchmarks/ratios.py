@@ -110,6 +110,8 @@ def main():
     mallocs = lambda name: sequential[name].get("Malloc", float("nan"))
     extra = (mallocs("Steady/Mailroom") - mallocs("Steady/AsyncStream")) / 10_000
     sequential_row("Mallocs per post beyond AsyncStream's", f"{extra:+.2f}", verdict(extra, "<=", 1))
+    for shape in ("PostCost/alone", "PostCost/pinned alone", "PostCost/object alone"):
+        sequential_row(f"Mallocs per post, {shape}", f"{mallocs(shape) / 10_000:.2f}")
 
     for line in open(sys.argv[2]):
         label, _, value = line.strip().partition(": ")

@@ -77,7 +77,10 @@ struct ValueSender: Hashable, Sendable {
     @inlinable
     static func == (lhs: ValueSender, rhs: ValueSender) -> Bool {
         guard lhs.type == rhs.type, lhs.hash == rhs.hash else { return false }
-        if let equals = lhs.equals ?? rhs.equals { return equals(lhs.value, rhs.value) }
+        // Two `if let`s, not `lhs.equals ?? rhs.equals`: the generic `??` re-abstracts the
+        // closure through a thunk, which allocated a context on every value-pinned post.
+        if let equals = lhs.equals { return equals(lhs.value, rhs.value) }
+        if let equals = rhs.equals { return equals(lhs.value, rhs.value) }
         guard let hashable = lhs.value as? any Hashable else { return false }
         return isEqual(hashable, to: rhs.value)
     }
