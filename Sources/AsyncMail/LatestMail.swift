@@ -24,7 +24,7 @@ final class LatestMail<M: Mail> {
     /// The newest mail of the type, whatever its sender.
     @usableFromInline @exclusivity(unchecked) var newest: M?
     /// The newest mail per value sender; one per distinct value, kept until close().
-    @usableFromInline @exclusivity(unchecked) var byValue: [ValueSender: M] = [:]
+    @usableFromInline @exclusivity(unchecked) var byValue = ValueTable<M>()
     /// The newest mail per object sender, dropped once the sender is gone.
     @usableFromInline @exclusivity(unchecked) var byObject: [ObjectIdentifier: FromObject] = [:]
     /// `byObject.count` after the last sweep: sweeping again when it doubles keeps the

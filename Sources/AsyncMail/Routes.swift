@@ -33,7 +33,7 @@ final class Routes<M: Mail>: RouteTable {
     /// Subscriptions pinned to one object or actor, by identity.
     @usableFromInline @exclusivity(unchecked) var byObject = ObjectRoutes<M>()
     /// Subscriptions pinned to one `Hashable` sender value.
-    @usableFromInline @exclusivity(unchecked) var byValue: [ValueSender: Subscribers<M>] = [:]
+    @usableFromInline @exclusivity(unchecked) var byValue = ValueTable<Subscribers<M>>()
     /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
     @usableFromInline @exclusivity(unchecked) var bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
@@ -177,7 +177,7 @@ final class Routes<M: Mail>: RouteTable {
         for route in byObject.removeAll() { all += route.subscribers.removeAll() }
         for subscribers in byValue.values { all += subscribers.removeAll() }
         for subscribers in bySenderType.values { all += subscribers.removeAll() }
-        byValue = [:]
+        byValue = ValueTable()
         bySenderType = [:]
         count = 0
         return all

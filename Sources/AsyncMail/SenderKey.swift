@@ -34,12 +34,12 @@ enum SenderKey {
 /// The exact dynamic type is part of equality, so `"a"` as a `String` never equals
 /// `RoomID("a")`, and `1 as Int` never equals `1 as Int64` (which `AnyHashable` would conflate).
 @usableFromInline
-struct ValueSender: Hashable, Sendable {
+struct ValueSender: Equatable, Sendable {
     /// The sender itself; known to be `Hashable`, checked again when compared.
     @usableFromInline let value: any Sendable
     /// The sender's dynamic type.
     @usableFromInline let type: ObjectIdentifier
-    /// The sender's hash, computed once so dictionary lookups need no dynamic cast.
+    /// The sender's hash, computed once so lookups need no dynamic cast (see ``ValueTable``).
     @usableFromInline let hash: Int
     /// Compares two values of the sender's type. Set where the type is statically `Hashable`
     /// (a subscription's key), so that matching a post against it needs no conformance lookup;
@@ -66,12 +66,6 @@ struct ValueSender: Hashable, Sendable {
         self.type = ObjectIdentifier(Swift.type(of: hashable))
         self.hash = hashable.hashValue
         self.equals = nil
-    }
-
-    @inlinable
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(type)
-        hasher.combine(hash)
     }
 
     @inlinable

@@ -213,6 +213,41 @@ struct SenderFilterTests {
         withExtendedLifetime((stayers, pinned)) {}
     }
 
+    @Test("unequal sender values that share a hash stay apart: delivery, cancellation and replay")
+    func collidingSenderValues() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        let (north, south, east) = (Colliding("north"), Colliding("south"), Colliding("east"))
+        #expect(north.hashValue == south.hashValue && south.hashValue == east.hashValue)
+        let fromNorth = await mailroom.subscribe(to: Ping.self, from: north)
+        var fromSouth: AsyncStream<Ping>? = await mailroom.subscribe(to: Ping.self, from: south)
+        let fromEast = await mailroom.subscribe(to: Ping.self, from: east)
+
+        #expect(await mailroom.post(Ping(id: 1), from: north) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 2), from: south) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 3), from: east) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 4), from: Colliding("west")) == Receipt())
+        #expect(try await withTimeout { await fromNorth.first(1) } == [Ping(id: 1)])
+        #expect(try await withTimeout { await fromEast.first(1) } == [Ping(id: 3)])
+
+        // Dropping the middle one leaves the others routed.
+        #expect(fromSouth != nil, "south's receipt above says it got Ping 2, and north and east did not")
+        fromSouth = nil
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 2)
+        #expect(await mailroom.post(Ping(id: 5), from: south) == Receipt())
+        #expect(await mailroom.post(Ping(id: 6), from: east) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 7), from: north) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await fromEast.first(1) } == [Ping(id: 6)])
+        #expect(try await withTimeout { await fromNorth.first(1) } == [Ping(id: 7)])
+
+        // The latest mail is kept per sender value, not per hash.
+        #expect(await mailroom.latest(Ping.self, from: north) == Ping(id: 7))
+        #expect(await mailroom.latest(Ping.self, from: south) == Ping(id: 5))
+        #expect(await mailroom.latest(Ping.self, from: east) == Ping(id: 6))
+        #expect(await mailroom.latest(Ping.self, from: Colliding("west")) == Ping(id: 4))
+        #expect(await mailroom.latest(Ping.self, from: Colliding("nowhere")) == nil)
+    }
+
     @Test("with more pinned senders than a sweep batch, a departed one's stream ends within n + batch - 1 posts")
     func departedAmongMoreThanABatchEndsWithinBound() async throws {
         let batch = Routes<Ping>.sweepBatch

@@ -82,6 +82,13 @@ struct RoomID: Hashable, Sendable {
     init(_ name: String) { self.name = name }
 }
 
+/// A sender value whose instances all share one hash, so only equality tells them apart.
+struct Colliding: Hashable, Sendable {
+    let name: String
+    init(_ name: String) { self.name = name }
+    func hash(into hasher: inout Hasher) { hasher.combine(0) }
+}
+
 /// A plain object sender, matched by identity.
 final class Player: Sendable {
     let name: String
