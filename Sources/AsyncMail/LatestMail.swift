@@ -41,12 +41,12 @@ final class LatestMail<M: Mail> {
             break
         case .value(let value):
             byValue[value] = mail
-        case .object(let object):
-            let id = ObjectIdentifier(object)
-            if let kept = byObject[id], kept.sender === object {
+        case .object(let sender):
+            // A live sender at the kept sender's address is the kept sender (see Routes.recipients).
+            if let kept = byObject[sender.id], kept.sender != nil {
                 kept.mail = mail
             } else {
-                byObject[id] = FromObject(sender: object, mail: mail)
+                byObject[sender.id] = FromObject(sender: sender.object, mail: mail)
                 if byObject.count > max(8, 2 * countAtLastSweep) { sweep() }
             }
         }
@@ -58,8 +58,8 @@ final class LatestMail<M: Mail> {
         switch key {
         case .none: nil
         case .value(let value): byValue[value]
-        case .object(let object):
-            byObject[ObjectIdentifier(object)].flatMap { $0.sender === object ? $0.mail : nil }
+        case .object(let sender):
+            byObject[sender.id].flatMap { $0.sender != nil ? $0.mail : nil }
         }
     }
 

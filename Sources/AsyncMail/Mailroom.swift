@@ -209,7 +209,7 @@ public final actor Mailroom {
             filter: .object(ObjectIdentifier(sender)),
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newest(from: .object(sender)) } : nil
+            replay: startingWithLatest ? { $0.latest?.newest(from: .object(ObjectSender(sender))) } : nil
         ) { routes, subscriber in
             routes.addObject(subscriber, sender: sender)
         }

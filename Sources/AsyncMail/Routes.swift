@@ -110,8 +110,10 @@ final class Routes<M: Mail>: RouteTable {
     func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> Recipients<M, S> {
         var recipients = Recipients<M, S>(everyone: everyone.entries)
         switch key {
-        case .object(let object):
-            if let route = byObject[ObjectIdentifier(object)], route.sender === object {
+        case .object(let sender):
+            // The route is keyed by the sender's address: if its (weak) sender is still alive,
+            // it is the posted object, which is alive too. Otherwise it is a departed sender's.
+            if let route = byObject[sender.id], route.sender != nil {
                 recipients.pinned = route.subscribers.entries
             }
         case .value(let value):

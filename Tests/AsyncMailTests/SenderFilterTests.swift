@@ -95,6 +95,19 @@ struct SenderFilterTests {
         #expect(try await withTimeout { await byValue.first(1) } == [Ping(id: 4)])
     }
 
+    @Test("a sender that lives only for its post is matched and recorded safely (keys hold senders unretained)")
+    func senderThatLivesOnlyForItsPost() async {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        // The post's key reads these objects without retaining them; AddressSanitizer in CI
+        // would report a read after the caller let go.
+        #expect(await mailroom.post(Ping(id: 1), from: Player("passing") as any Sendable) == Receipt())
+        #expect(await mailroom.post(Ping(id: 2), from: Player("passing")) == Receipt())
+        #expect(await mailroom.latest(Ping.self) == Ping(id: 2))
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.retainedObjectSenderCount(for: Ping.self) == 0, "the departed senders' mail is dropped")
+    }
+
     @Test("a sender-type subscription hands over envelopes from every sender of that type")
     func senderType() async throws {
         let mailroom = Mailroom()
