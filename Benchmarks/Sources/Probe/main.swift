@@ -6,6 +6,7 @@
 //   swift run -c release Probe ratios [ROUNDS [NAME]]  interleaved samples of every ratio target (or
 //                                               of the shapes whose name contains NAME), for ratios.py
 //   swift run -c release Probe quick           best-of-40 ns per post and per subscribe+drop, for A/B
+//   swift run -c release Probe count CROWD|yield alone|beside POSTS   single-threaded posts, for callgrind.sh
 //   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
@@ -78,6 +79,44 @@ if arguments.first == "profile-pinned" {
         for _ in 0..<30 { await postCost(on: mailroom, pinned: Pin(beside: crowd)) { await $0() } }
         withExtendedLifetime(bystanders) {}
     }
+    exit(0)
+}
+
+if arguments.first == "count" {
+    // `count CROWD alone|beside POSTS`: posts pinned as beside a crowd of that kind, with or
+    // without the crowd, for `callgrind.sh` to count instructions. Everything stays on the main
+    // actor (subscribe and post never hop): valgrind 3.19 dies when the runtime starts a worker.
+    if arguments.dropFirst().first == "yield" {
+        // The floor: the same yields into a raw AsyncStream.
+        let (stream, continuation) = AsyncStream.makeStream(of: Beat.self, bufferingPolicy: .bufferingNewest(1))
+        for value in 0..<(arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000) {
+            continuation.yield(Beat(value: value))
+        }
+        withExtendedLifetime(stream) {}
+        exit(0)
+    }
+    let crowd = arguments.dropFirst().first.flatMap(Crowd.init(rawValue:)) ?? .types
+    let beside = arguments.dropFirst(2).first == "beside"
+    let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
+    let mailroom = Mailroom()
+    let bystanders = beside ? await crowd.gather(on: mailroom) : []
+    let pin = Pin(beside: crowd)
+    let newest = AsyncStream<Beat>.Continuation.BufferingPolicy.bufferingNewest(1)
+    switch pin {
+    case .unpinned:
+        let target = await mailroom.subscribe(to: Beat.self, bufferingPolicy: newest)
+        for value in 0..<posts { await mailroom.post(Beat(value: value)) }
+        withExtendedLifetime(target) {}
+    case .value(let room):
+        let target = await mailroom.subscribe(to: Beat.self, from: room, bufferingPolicy: newest)
+        for value in 0..<posts { await mailroom.post(Beat(value: value), from: room) }
+        withExtendedLifetime(target) {}
+    case .object(let poster):
+        let target = await mailroom.subscribe(to: Beat.self, from: poster, bufferingPolicy: newest)
+        for value in 0..<posts { await mailroom.post(Beat(value: value), from: poster) }
+        withExtendedLifetime(target) {}
+    }
+    withExtendedLifetime(bystanders) {}
     exit(0)
 }
 

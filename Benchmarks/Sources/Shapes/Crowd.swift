@@ -29,7 +29,7 @@ public enum Crowd: String, CaseIterable, Sendable {
 
     /// Subscribes ``crowdSize`` bystanders of this kind on `mailroom`; keep the result alive
     /// for as long as they should stay subscribed.
-    public func gather(on mailroom: Mailroom) async -> [any Sendable] {
+    public nonisolated(nonsending) func gather(on mailroom: Mailroom) async -> [any Sendable] {
         var kept: [any Sendable] = []
         kept.reserveCapacity(crowdSize * 2)
         for number in 0..<crowdSize {
@@ -49,7 +49,12 @@ public enum Crowd: String, CaseIterable, Sendable {
 }
 
 /// Subscribes to the distinct mail type that `bits` names, `depth` wrappers deep.
-func subscribeToOther<T: Mail>(_ base: T.Type, bits: Int, depth: Int, on mailroom: Mailroom) async -> any Sendable {
+nonisolated(nonsending) func subscribeToOther<T: Mail>(
+    _ base: T.Type,
+    bits: Int,
+    depth: Int,
+    on mailroom: Mailroom
+) async -> any Sendable {
     if depth == 0 { return await mailroom.subscribe(to: T.self) }
     return bits & 1 == 0
         ? await subscribeToOther(Zero<T>.self, bits: bits >> 1, depth: depth - 1, on: mailroom)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Instructions per post, counted by callgrind: alone and beside 10,000 subscriptions of each
+# kind, and a raw AsyncStream yield. Counts do not drift with this machine's speed the way the
+# timings in run.sh do; they do not see cache misses either, so they complement, not replace.
+#   Benchmarks/callgrind.sh      (needs valgrind: apt-get install valgrind; about 2 minutes)
+set -euo pipefail
+cd "$(dirname "$0")"
+swift build -c release --product Probe >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# valgrind 3.19 cannot read the DWARF 5 debug info that Swift 6.3 emits (it stops at "unhandled
+# dwarf2 abbrev form code 0x25"); a copy without it runs.
+strip -g -o "$work/Probe" .build/release/Probe
+
+# Instructions for `posts` posts: the run's total less that of a run with half as many posts,
+# which leaves out start-up and building the crowd.
+per_post() {
+    local counts=()
+    for posts in 10000 20000; do
+        counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$work/Probe" count "$@" "$posts" 2>&1 |
+            sed -n 's/.*Collected : //p')")
+    done
+    echo $(((counts[1] - counts[0]) / 10000))
+}
+
+floor=$(per_post yield alone)
+printf '%-36s %8s %8s %8s\n' "Instructions per post" alone "beside" ratio
+printf '%-36s %8s\n' "raw AsyncStream yield" "$floor"
+for crowd in types values objects; do
+    alone=$(per_post "$crowd" alone)
+    beside=$(per_post "$crowd" beside)
+    label="Mailroom, beside 10k other $crowd"
+    printf '%-36s %8s %8s %8s\n' "$label" "$alone" "$beside" "$(python3 -c "print(f'{$beside / $alone:.3f}x')")"
+done
