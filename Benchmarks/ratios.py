@@ -6,10 +6,13 @@ Usage: ratios.py RESULTS.md PROBE.txt [INTERLEAVED.txt ...]   (run.sh calls it; 
 RESULTS.md is package-benchmark's markdown export: every shape, one after another.
 PROBE.txt has Probe's "label: value | note" lines (idle memory, latency).
 Each INTERLEAVED.txt is one `Probe ratios` process: "sample<TAB>shape<TAB>nanoseconds" lines,
-with the two sides of every ratio taking turns. Their samples are pooled across processes,
-because a process's memory layout moves some ratios (see Sources/Probe/Interleaved.swift).
-A target's verdict uses the pooled interleaved medians: sequential medians can put the two
-sides of a ratio in different phases of this machine's speed drift.
+with the two sides of every ratio taking turns. Each process gives a ratio of medians; a
+target's verdict uses the median of those, over several processes because where a process's
+threads and memory land moves some ratios (see Sources/Probe/Interleaved.swift). Samples are
+not pooled across processes: their speeds differ, and pooled medians would compare one
+process's numerator with another's denominator. Sequential medians are shown but not judged:
+package-benchmark measures one shape after another, so the two sides of a ratio can fall in
+different phases of this machine's speed drift.
 """
 import re
 import statistics
@@ -77,18 +80,16 @@ def main():
 
     for label, numerator, denominator, comparison, target in RATIOS:
         one_after_another = wall(numerator) / wall(denominator)
-        pooled = spread = ""
+        interleaved = spread = ""
         value = one_after_another
         if processes:
-            def median(samples_by_shape, shape):
-                return statistics.median(samples_by_shape[shape])
-
-            everything = {shape: sum((p[shape] for p in processes), []) for shape in (numerator, denominator)}
-            value = median(everything, numerator) / median(everything, denominator)
-            per_process = [median(p, numerator) / median(p, denominator) for p in processes]
-            pooled = f"{value:.2f}x"
+            per_process = [
+                statistics.median(p[numerator]) / statistics.median(p[denominator]) for p in processes
+            ]
+            value = statistics.median(per_process)
+            interleaved = f"{value:.2f}x"
             spread = f"{min(per_process):.2f}-{max(per_process):.2f}x"
-        rows.append((label, f"{one_after_another:.2f}x", pooled, spread, verdict(value, comparison, target)))
+        rows.append((label, f"{one_after_another:.2f}x", interleaved, spread, verdict(value, comparison, target)))
 
     def sequential_row(label, value, note=""):
         rows.append((label, value, "", "", note))
@@ -119,7 +120,7 @@ def main():
             value, _, note = value.partition(" | ")
             sequential_row(label, value, note)
 
-    headers = ("Measure", "One after another", f"Interleaved, {len(processes)} processes", "Per process", "Verdict")
+    headers = ("Measure", "One after another", f"Interleaved, median of {len(processes)}", "Per process", "Verdict")
     widths = [max(len(str(row[column])) for row in rows + [headers]) for column in range(len(headers))]
     print("  ".join(header.ljust(width) for header, width in zip(headers, widths)))
     for row in rows:

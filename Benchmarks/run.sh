@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every AsyncMail benchmark and its baselines in one go, then prints ratios of medians.
-#   Benchmarks/run.sh            (about 6 minutes on 2 cores, after a first release build)
-# PROCESSES (default 4) and ROUNDS (default 61) size the interleaved part.
+#   Benchmarks/run.sh            (about 2 minutes on 2 cores, after a first release build of about 3)
+# PROCESSES (default 6) and ROUNDS (default 61) size the interleaved part.
 set -euo pipefail
 cd "$(dirname "$0")"
 results=.build/results
@@ -12,10 +12,10 @@ mkdir -p "$results"
 swift package --disable-sandbox benchmark --no-progress --format markdown >"$results/benchmarks.md"
 
 # Idle memory and latency; then the ratio targets with both sides interleaved, in several
-# processes because a process's memory layout moves some ratios.
+# processes because where a process's threads and memory land moves some ratios.
 swift build -c release --product Probe
 .build/release/Probe | tee "$results/probe.txt"
-for process in $(seq "${PROCESSES:-4}"); do
+for process in $(seq "${PROCESSES:-6}"); do
     .build/release/Probe ratios "${ROUNDS:-61}" >"$results/interleaved-$process.txt"
 done
 

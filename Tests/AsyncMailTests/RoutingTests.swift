@@ -53,4 +53,26 @@ struct RoutingTests {
         #expect(await mailroom.post(Ping(id: 1), from: Player("p")) == Receipt())
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
+
+    @Test("a type whose table was dropped and made again routes to the new table, in runs and alternating")
+    func tableMadeAgainAfterDrop() async throws {
+        let mailroom = Mailroom()
+        var first: AsyncStream<Kitchen.Note>? = await mailroom.subscribe(to: Kitchen.Note.self)
+        #expect(await mailroom.post(Kitchen.Note(text: "one")) == Receipt(delivered: 1))
+        #expect(first != nil)
+        // Dropping the only subscription drops the type's table; the last post looked it up.
+        first = nil
+        #expect(await mailroom.post(Kitchen.Note(text: "nobody")) == Receipt())
+
+        let second = await mailroom.subscribe(to: Kitchen.Note.self)
+        let garden = await mailroom.subscribe(to: Garden.Note.self)
+        #expect(await mailroom.post(Kitchen.Note(text: "two")) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Garden.Note(text: "roses")) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Kitchen.Note(text: "three")) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await second.first(2) }.map(\.text) == ["two", "three"])
+        #expect(try await withTimeout { await garden.first(1) }.map(\.text) == ["roses"])
+
+        await mailroom.close()
+        #expect(await mailroom.post(Kitchen.Note(text: "closed")) == Receipt())
+    }
 }
