@@ -307,7 +307,7 @@ public final actor Mailroom {
     ///
     /// Equivalent to posting each mail in turn, with nothing from other posters in between,
     /// but cheaper: the delivery lock and the lookup of subscriptions are taken once for the
-    /// whole batch (1.1–1.7x the throughput of single posts across the benchmark runs in `Benchmarks/README.md`).
+    /// whole batch (1.2–1.9x the throughput of single posts across the benchmark runs in `Benchmarks/README.md`).
     ///
     /// ```swift
     /// await mailroom.post(contentsOf: lines.map(ChatLine.init))

@@ -22,8 +22,7 @@ final class ObjectRoute<M: Mail> {
 /// cost 1.7 ms with 10,000 pinned objects. Checking one per post kept posts O(1), but that one
 /// cold read still made a post beside 10,000 pinned objects 1.22–1.28x one alone. Checking a
 /// batch of consecutive routes every so many posts does the same number of checks, and the
-/// batch's reads overlap and stream through memory in allocation order: 1.01–1.03x (see
-/// `Benchmarks/README.md`).
+/// batch's reads overlap and follow allocation order: 1.03–1.09x (see `Benchmarks/README.md`).
 @usableFromInline
 struct ObjectRoutes<M: Mail> {
     /// Every route, in no particular order.
