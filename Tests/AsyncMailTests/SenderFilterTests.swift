@@ -204,26 +204,21 @@ struct SenderFilterTests {
     @Test("with many pinned senders, a departed one's stream ends within that many posts, or at once on a count")
     func departedAmongManyEndsWithinBound() async throws {
         let mailroom = Mailroom()
-        let stayers = (0..<40).map { Player("stayer \($0)") }
-        var pinned: [AsyncStream<Ping>] = []
-        for stayer in stayers { pinned.append(await mailroom.subscribe(to: Ping.self, from: stayer)) }
-        var leaver: Player? = Player("leaver")
-        let leaving = await mailroom.subscribe(to: Ping.self, from: leaver!)
-        let ended = Task { await leaving.collect() }
-        leaver = nil
+        let stayers = 40
+        let (kept, ended) = await pinStayersAndALeaver(stayers, on: mailroom)
 
         // With no more than a sweep batch pinned, every `n` posts check all `n` senders.
-        for id in 0...stayers.count { await mailroom.post(Ping(id: id)) }
+        for id in 0...stayers { await mailroom.post(Ping(id: id)) }
         #expect(try await withTimeout { await ended.value } == [])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers)
 
         // A count checks them all at once.
         var another: Player? = Player("another")
         let alsoLeaving = await mailroom.subscribe(to: Ping.self, from: another!)
         another = nil
-        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers)
         #expect(try await withTimeout { await alsoLeaving.collect() } == [])
-        withExtendedLifetime((stayers, pinned)) {}
+        withExtendedLifetime(kept) {}
     }
 
     @Test("unequal sender values that share a hash stay apart: delivery, cancellation and replay")
@@ -265,20 +260,32 @@ struct SenderFilterTests {
     func departedAmongMoreThanABatchEndsWithinBound() async throws {
         let batch = Routes<Ping>.sweepBatch
         let mailroom = Mailroom()
-        let stayers = (0..<(2 * batch + 10)).map { Player("stayer \($0)") }
-        var pinned: [AsyncStream<Ping>] = []
-        for stayer in stayers { pinned.append(await mailroom.subscribe(to: Ping.self, from: stayer)) }
-        var leaver: Player? = Player("leaver")
-        let leaving = await mailroom.subscribe(to: Ping.self, from: leaver!)
-        let ended = Task { await leaving.collect() }
-        leaver = nil
+        let stayers = 2 * batch + 10
+        let (kept, ended) = await pinStayersAndALeaver(stayers, on: mailroom)
 
         // Batches of `batch` consecutive senders, one every `batch` posts: the round-robin
         // reaches every one of the `n` pinned senders within `n + batch - 1` posts.
-        let pinnedCount = stayers.count + 1
+        let pinnedCount = stayers + 1
         for id in 0..<(pinnedCount + batch - 1) { await mailroom.post(Ping(id: id)) }
         #expect(try await withTimeout { await ended.value } == [])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers.count)
-        withExtendedLifetime((stayers, pinned)) {}
+        #expect(await mailroom.subscriberCount(for: Ping.self) == stayers)
+        withExtendedLifetime(kept) {}
+    }
+
+    /// Pins `count` senders that stay, then one that departs at once. Returns what keeps the
+    /// stayers pinned, and a task that finishes with the departed one's mail when its stream ends.
+    private func pinStayersAndALeaver(
+        _ count: Int,
+        on mailroom: Mailroom
+    ) async -> (kept: [any Sendable], leaverEnded: Task<[Ping], Never>) {
+        var kept: [any Sendable] = []
+        for number in 0..<count {
+            let stayer = Player("stayer \(number)")
+            kept += [stayer, await mailroom.subscribe(to: Ping.self, from: stayer)] as [any Sendable]
+        }
+        var leaver: Player? = Player("leaver")
+        let leaving = await mailroom.subscribe(to: Ping.self, from: leaver!)
+        leaver = nil
+        return (kept, Task { await leaving.collect() })
     }
 }
