@@ -56,7 +56,8 @@ final class Switchboard: Sendable {
             return table
         }
 
-        /// Drops the table of the type `key` names; the only way a table leaves `tables`.
+        /// Drops the table of the type `key` names. Every removal but `close()`'s (which clears
+        /// `recent` too) goes through here, so `recent` never names a dropped table.
         @inlinable
         mutating func dropTable(_ key: ObjectIdentifier) {
             tables[key] = nil
