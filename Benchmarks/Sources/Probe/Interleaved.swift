@@ -9,9 +9,10 @@ import Shapes
 // sides of a ratio can land in different phases. Here both sides take turns, so a slow phase
 // lands on each alike.
 //
-// A process's memory layout matters too: the same binary gave a value-pinned post beside 10,000
-// others 1.00x its cost alone in most processes and 1.18x in one. So `run.sh` runs this in
-// several processes and `ratios.py` pools their samples before taking medians.
+// Where a process's threads and memory land matters too: the same binary gave a value-pinned
+// post beside 10,000 others 1.00x its cost alone in most processes and 1.37x in one. So `run.sh`
+// runs this in several processes, and `ratios.py` takes each process's ratio of medians and
+// judges their median.
 
 /// A shape to time, under the name every report gives it.
 struct NamedShape {
@@ -25,7 +26,7 @@ struct NamedShape {
 }
 
 /// Runs each shape once per round, in turn, and returns every sample as
-/// "sample<TAB>name<TAB>nanoseconds", the lines `ratios.py` pools.
+/// "sample<TAB>name<TAB>nanoseconds", the lines `ratios.py` reads.
 func interleave(rounds: Int, _ shapes: [NamedShape]) async -> [String] {
     var samples: [String] = []
     guard !shapes.isEmpty else { return samples }
@@ -85,12 +86,18 @@ func ratioSamples(rounds: Int, only: String?) async -> [String] {
     // Each post cost beside a crowd, against the same post alone (in a fresh mailroom each time).
     var postShapes: [NamedShape] = []
     var crowds: [any Sendable] = []
-    for crowd in Crowd.allCases where only == nil || crowd.besideShape.contains(only!) {
+    for crowd in Crowd.allCases {
         let pin = Pin(beside: crowd)
         let crowded = Mailroom()
+        // A ratio needs both sides: a crowd's pair is selected when either name matches, and the
+        // crowd (slow to gather) only then.
+        let pair = [
+            NamedShape(crowd.aloneShape) { await postCost(on: Mailroom(), pinned: pin, measure: $0) },
+            NamedShape(crowd.besideShape) { await postCost(on: crowded, pinned: pin, measure: $0) },
+        ]
+        guard !selected(pair).isEmpty else { continue }
         crowds.append(await crowd.gather(on: crowded))
-        postShapes.append(NamedShape(crowd.aloneShape) { await postCost(on: Mailroom(), pinned: pin, measure: $0) })
-        postShapes.append(NamedShape(crowd.besideShape) { await postCost(on: crowded, pinned: pin, measure: $0) })
+        postShapes += pair
     }
     samples += await interleave(rounds: rounds, postShapes)
     withExtendedLifetime(crowds) {}
