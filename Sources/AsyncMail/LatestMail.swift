@@ -21,8 +21,22 @@ final class LatestMail<M: Mail> {
         }
     }
 
+    /// Kept mail that one change replaced or dropped, handed back so that it is released once
+    /// no lock is held: a mail's deinit is user code.
+    @usableFromInline
+    struct Displaced: Sendable {
+        @usableFromInline var newest: M?
+        @usableFromInline var fromSender: M?
+        @usableFromInline var swept: [M] = []
+
+        @inlinable init() {}
+    }
+
     /// The newest mail of the type, whatever its sender.
     @usableFromInline @exclusivity(unchecked) var newest: M?
+    /// The kept entry of the object that posted `newest`, if an object did: once that sender is
+    /// gone, `newest` is its mail and goes too.
+    @usableFromInline @exclusivity(unchecked) var newestFromObject: FromObject?
     /// The newest mail per value sender; one per distinct value, kept until close().
     @usableFromInline @exclusivity(unchecked) var byValue = ValueTable<M>()
     /// The newest mail per object sender, dropped once the sender is gone.
@@ -33,23 +47,43 @@ final class LatestMail<M: Mail> {
 
     @usableFromInline init() {}
 
+    /// Keeps `mail` as the newest, and as the newest from its sender; returns what it replaced.
     @inlinable
-    func record(_ mail: M, key: SenderKey) {
+    func record(_ mail: M, key: SenderKey) -> Displaced {
+        var displaced = Displaced()
+        displaced.newest = newest
         newest = mail
+        newestFromObject = nil
         switch key {
         case .none:
             break
         case .value(let value):
+            displaced.fromSender = byValue[value]
             byValue[value] = mail
         case .object(let sender):
             // A live sender at the kept sender's address is the kept sender (see Routes.recipients).
             if let kept = byObject[sender.id], kept.sender != nil {
+                displaced.fromSender = kept.mail
                 kept.mail = mail
+                newestFromObject = kept
             } else {
-                byObject[sender.id] = FromObject(sender: sender.object, mail: mail)
-                if byObject.count > max(8, 2 * countAtLastSweep) { sweep() }
+                let kept = FromObject(sender: sender.object, mail: mail)
+                // A departed sender's entry at the same address: released after unlocking.
+                if let departed = byObject.updateValue(kept, forKey: sender.id) {
+                    displaced.swept.append(departed.mail)
+                }
+                newestFromObject = kept
+                if byObject.count > max(8, 2 * countAtLastSweep) { displaced.swept += sweep() }
             }
         }
+        return displaced
+    }
+
+    /// The newest mail whatever its sender, unless that sender was an object that is gone.
+    @usableFromInline
+    var newestFromLiveSender: M? {
+        if let newestFromObject, newestFromObject.sender == nil { return nil }
+        return newest
     }
 
     /// The newest mail from this sender, if any.
@@ -63,11 +97,23 @@ final class LatestMail<M: Mail> {
         }
     }
 
-    /// Drops the mail of object senders that are gone.
+    /// Drops the mail of object senders that are gone, the type's newest mail among it when a
+    /// departed sender posted that; returns what it dropped, to be released after unlocking.
     @usableFromInline
-    func sweep() {
-        byObject = byObject.filter { $0.value.sender != nil }
+    func sweep() -> [M] {
+        var swept: [M] = []
+        byObject = byObject.filter { entry in
+            if entry.value.sender != nil { return true }
+            swept.append(entry.value.mail)
+            return false
+        }
+        if let newestFromObject, newestFromObject.sender == nil, let mail = newest {
+            swept.append(mail)
+            newest = nil
+            self.newestFromObject = nil
+        }
         countAtLastSweep = byObject.count
+        return swept
     }
 
     /// How many object senders have mail kept; lets tests prove departed senders' mail is freed.

@@ -25,15 +25,15 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(
+        let subscription = subscription(
             to: M.self,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
         )
-        return Observation.start(stream, owner: owner, handler: handler)
+        return Observation.start(subscription, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with mail posted by one object or actor (matched by identity), for as
@@ -46,16 +46,16 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(
+        let subscription = subscription(
             to: M.self,
-            from: sender,
+            fromObject: sender,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
         )
-        return Observation.start(stream, owner: owner, handler: handler)
+        return Observation.start(subscription, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with mail posted by one object that is also `Hashable` (matched by
@@ -72,16 +72,16 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(
+        let subscription = subscription(
             to: M.self,
-            from: sender,
+            fromObject: sender,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
         )
-        return Observation.start(stream, owner: owner, handler: handler)
+        return Observation.start(subscription, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with mail posted with a sender value equal to this one (such as a room
@@ -94,16 +94,16 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(
+        let subscription = subscription(
             to: M.self,
             from: sender,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
         )
-        return Observation.start(stream, owner: owner, handler: handler)
+        return Observation.start(subscription, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender of a type, for as long
@@ -115,14 +115,14 @@ extension Mailroom {
         owner: Owner,
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @Sendable (Owner, Envelope<M, S>) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
     ) async -> Observation {
-        let stream = await subscribe(
+        let subscription = subscription(
             to: M.self,
             from: S.self,
             bufferingPolicy: bufferingPolicy,
             where: isIncluded
         )
-        return Observation.start(stream, owner: owner, handler: handler)
+        return Observation.start(subscription, owner: owner, handler: handler)
     }
 }

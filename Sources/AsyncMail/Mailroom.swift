@@ -71,16 +71,12 @@ public final actor Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        switchboard.subscribe(
-            M.self,
-            filter: .everyone,
+        subscription(
+            to: M.self,
             bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newest } : nil
-        ) { routes, subscriber in
-            routes.addEveryone(subscriber)
-            return []
-        }
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        ).stream
     }
 
     /// Subscribes to mail posted by one object or actor, matched by identity.
@@ -104,13 +100,13 @@ public final actor Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        subscribe(
-            M.self,
+        subscription(
+            to: M.self,
             fromObject: sender,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
-        )
+        ).stream
     }
 
     /// Subscribes to mail posted by one object that is also `Hashable`, matched by identity.
@@ -126,19 +122,24 @@ public final actor Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        subscribe(
-            M.self,
+        subscription(
+            to: M.self,
             fromObject: sender,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
-        )
+        ).stream
     }
 
     /// Subscribes to mail posted with a sender value equal to this one, such as a room id.
     ///
     /// The sender's type is part of the match: a `String` sender `"lobby"` never matches a
     /// subscription to `RoomID("lobby")`, and `1 as Int` never matches `1 as Int64`.
+    ///
+    /// The sender is classified by its value, exactly as a post classifies it, whatever the static
+    /// type at this call site: an object that reaches here through a generic `Hashable` parameter
+    /// still matches by identity, and an `Optional` is looked through (`Optional(room)` is `room`).
+    /// A subscription pinned to `nil` receives nothing: mail posted from `nil` has no sender.
     ///
     /// ```swift
     /// let lobby = await mailroom.subscribe(to: Message.self, from: RoomID("lobby"))
@@ -151,17 +152,13 @@ public final actor Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
-        let key = ValueSender(sender)
-        return switchboard.subscribe(
-            M.self,
-            filter: .value(key),
+        subscription(
+            to: M.self,
+            from: sender,
             bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newest(from: .value(key)) } : nil
-        ) { routes, subscriber in
-            routes.addValue(subscriber, sender: key)
-            return []
-        }
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        ).stream
     }
 
     /// Subscribes to mail posted by any sender of a type, handed over with its sender.
@@ -181,38 +178,7 @@ public final actor Mailroom {
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<Envelope<M, S>> {
-        var accepts: (@Sendable (Envelope<M, S>) -> Bool)?
-        if let isIncluded {
-            accepts = { @Sendable envelope in isIncluded(envelope.mail) }
-        }
-        return switchboard.subscribe(
-            M.self,
-            filter: .senderType(ObjectIdentifier(S.self)),
-            bufferingPolicy: bufferingPolicy,
-            accepts: accepts
-        ) { routes, subscriber in
-            routes.addSenderType(subscriber)
-            return []
-        }
-    }
-
-    @inlinable
-    nonisolated func subscribe<M: Mail>(
-        _ type: M.Type,
-        fromObject sender: AnyObject,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
-        startingWithLatest: Bool,
-        where isIncluded: (@Sendable (M) -> Bool)?
-    ) -> AsyncStream<M> {
-        switchboard.subscribe(
-            M.self,
-            filter: .object(ObjectIdentifier(sender)),
-            bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newest(from: .object(ObjectSender(sender))) } : nil
-        ) { routes, subscriber in
-            routes.addObject(subscriber, sender: sender)
-        }
+        subscription(to: M.self, from: S.self, bufferingPolicy: bufferingPolicy, where: isIncluded).stream
     }
 
     /// Taps every post of every mail type, for logging, auditing and debugging tools.
@@ -266,7 +232,7 @@ public final actor Mailroom {
     /// The newest mail of a type from one sender (an object by identity, a value by equality),
     /// if the type keeps its latest mail.
     public nonisolated(nonsending) func latest<M: Mail, S: Sendable>(_ type: M.Type, from sender: S) async -> M? {
-        switchboard.latest(M.self, from: SenderKey(sender))
+        switchboard.latest(M.self, from: SenderKey(classifying: sender))
     }
 
     /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.

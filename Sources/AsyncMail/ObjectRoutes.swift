@@ -29,8 +29,10 @@ struct ObjectRoutes<M: Mail> {
     @usableFromInline var routes: [ObjectRoute<M>] = []
     /// Where each route sits in `routes`.
     @usableFromInline var positions: [ObjectIdentifier: Int] = [:]
-    /// The next route a budgeted sweep will check.
-    @usableFromInline var cursor = 0
+    /// The next route a budgeted sweep will check. Sweeps walk down from the top, one round at a
+    /// time: routes above the cursor were checked this round (or pinned since it began), routes at
+    /// or below it were not. Negative, or past the end, means: go on from the top.
+    @usableFromInline var cursor = -1
     /// Posts since the last batched sweep (see ``sweepAfterPost(batch:)``).
     @usableFromInline var postsSinceSweep = 0
 
@@ -70,34 +72,40 @@ struct ObjectRoutes<M: Mail> {
     /// Counts a post and, once every `min(batch, routes.count)` posts, checks that many routes
     /// for a departed sender; returns the routes removed.
     ///
-    /// On average that is one check per post, so with `n` routes each is checked within `n`
-    /// posts when `n <= batch`, and within `n + batch - 1` posts otherwise.
+    /// That is one check per post on average. A round of checks walks every route once, and
+    /// removing a route moves the last one (already checked this round) into its place, so no
+    /// check is spent twice in a round. Hence, with `n` routes and no new ones pinned, a sender
+    /// that departs is found within `n` checks: within `n` posts when `n <= batch`, and within
+    /// `n + batch - 1` posts otherwise (the last batch may start just before it departs).
     @inlinable
     mutating func sweepAfterPost(batch: Int) -> [ObjectRoute<M>] {
         postsSinceSweep += 1
         let due = min(batch, routes.count)
         guard postsSinceSweep >= due else { return [] }
         postsSinceSweep = 0
-        return removeDeparted(budget: due)
-    }
-
-    /// Removes and returns routes whose sender is gone, checking at most `budget` routes
-    /// (all of them when `budget` is nil).
-    @inlinable
-    mutating func removeDeparted(budget: Int?) -> [ObjectRoute<M>] {
         var departed: [ObjectRoute<M>] = []
-        var checks = min(budget ?? routes.count, routes.count)
-        while checks > 0, !routes.isEmpty {
-            checks -= 1
-            if cursor >= routes.count { cursor = 0 }
+        for _ in 0..<due {
+            if cursor < 0 || cursor >= routes.count { cursor = routes.count - 1 }
+            guard cursor >= 0 else { break }
             let route = routes[cursor]
+            // Removing moves the last route, which this round has checked, into `cursor`.
             if route.sender == nil {
-                // The last route moves into `cursor`, so the cursor stays to check it next.
                 departed.append(route)
                 remove(route.key)
-            } else {
-                cursor += 1
             }
+            cursor -= 1
+        }
+        return departed
+    }
+
+    /// Removes and returns every route whose sender is gone.
+    @inlinable
+    mutating func removeAllDeparted() -> [ObjectRoute<M>] {
+        var departed: [ObjectRoute<M>] = []
+        // From the top down: removing moves the last route, already checked, into the gap.
+        for position in routes.indices.reversed() where routes[position].sender == nil {
+            departed.append(routes[position])
+            remove(routes[position].key)
         }
         return departed
     }
@@ -107,7 +115,7 @@ struct ObjectRoutes<M: Mail> {
         defer {
             routes = []
             positions = [:]
-            cursor = 0
+            cursor = -1
             postsSinceSweep = 0
         }
         return routes

@@ -1,50 +1,111 @@
+import Synchronization
+
 /// A running owner-bound handler, returned by ``Mailroom/observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
 ///
-/// An observation ends by itself when its owner is deallocated, so you need not keep this:
-/// discarding it does **not** stop the handler (unlike a `NotificationCenter` token). Keep it
-/// when you want to stop earlier with ``cancel()``, or to recognise it later (it is `Hashable`).
+/// An observation ends by itself when its owner is deallocated or the mailroom closes, so you need
+/// not keep this: discarding it does **not** stop the handler (unlike a `NotificationCenter`
+/// token). Keep it to stop earlier with ``cancel()``, to await the end with ``waitUntilEnded()``,
+/// or to recognise it later (it is `Hashable`).
+///
+/// ```swift
+/// let observation = await mailroom.observe(Ping.self, owner: screen) { screen, ping in
+///     await screen.show(ping)
+/// }
+/// observation.cancel()               // no handler call starts after this returns
+/// await observation.waitUntilEnded()  // the subscription is gone and the loop has finished
+/// ```
 public struct Observation: Sendable, Hashable {
     /// The task that runs the handler, one mail at a time.
     private let task: Task<Void, Never>
+    /// What `cancel()` and the loop share.
+    private let control: Control
 
-    /// Stops the observation: the handler is not called for any mail after this returns.
-    /// A handler call already in progress finishes first.
-    public func cancel() {
-        task.cancel()
+    /// The cancellation flag, and the subscription that `cancel()` ends.
+    final class Control: Sendable {
+        let cancelled = Atomic(false)
+        let subscription: any Finishable
+        /// Called by the loop right after it takes a mail, before it moves to the handler's
+        /// isolation; lets tests cancel at exactly that point.
+        let afterTakingMail: (@Sendable () -> Void)?
+
+        init(subscription: any Finishable, afterTakingMail: (@Sendable () -> Void)?) {
+            self.subscription = subscription
+            self.afterTakingMail = afterTakingMail
+        }
     }
 
-    /// Returns once the handler loop has ended; lets tests await the real event.
-    func waitUntilEnded() async {
-        await task.value
+    /// Stops the observation: no handler call starts after this returns.
+    ///
+    /// The subscription is removed before this returns, and mail already buffered for the
+    /// handler is dropped. A handler call already in progress is not interrupted: it runs to
+    /// its end, and the task running it is not cancelled (`Task.isCancelled` stays false and a
+    /// `Task.sleep` in it is not cut short). Calling it again does nothing.
+    public func cancel() {
+        control.cancelled.store(true, ordering: .sequentiallyConsistent)
+        control.subscription.finish()
     }
 
     /// Whether ``cancel()`` has been called.
-    public var isCancelled: Bool { task.isCancelled }
+    ///
+    /// An observation that ended by itself (its owner went away, or the mailroom closed) was not
+    /// cancelled: this stays `false`. Use ``waitUntilEnded()`` to learn that it has ended.
+    public var isCancelled: Bool { control.cancelled.load(ordering: .sequentiallyConsistent) }
 
-    /// Starts the loop that feeds `stream` to `handler` while `owner` is alive.
+    /// Returns once the observation has ended: cancelled, its owner gone, or the mailroom closed.
+    ///
+    /// When it returns the handler is not running and never will again, and the subscription has
+    /// been removed. Like `Task.value`, it keeps waiting if the waiting task is cancelled.
+    public func waitUntilEnded() async {
+        await task.value
+    }
+
+    public static func == (lhs: Observation, rhs: Observation) -> Bool { lhs.task == rhs.task }
+    public func hash(into hasher: inout Hasher) { hasher.combine(task) }
+
+    /// Starts the loop that feeds `subscription`'s stream to `handler` while `owner` is alive.
     ///
     /// Synchronous and nonisolated on purpose: the task then inherits no actor, so the loop
     /// does not hop onto the caller's actor for every mail (the handler's own isolation decides
     /// where it runs), while task-local values still flow into it.
     static func start<Element: Sendable, Owner: AnyObject & Sendable>(
-        _ stream: AsyncStream<Element>,
+        _ subscription: Subscription<Element>,
         owner: Owner,
-        handler: @escaping @Sendable (Owner, Element) async -> Void
+        afterTakingMail: (@Sendable () -> Void)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
     ) -> Observation {
-        Observation(
-            task: Task { [weak owner] in
-                var mail = stream.makeAsyncIterator()
-                while let element = await mail.next() {
-                    // Cancelled or ownerless: stop before this mail, even if more is buffered.
-                    guard !Task.isCancelled, let owner else { break }
-                    await handler(owner, element)
-                }
-                // End the subscription now, not whenever the runtime releases this closure (which
-                // holds the stream): a cancelled task's next() runs the stream's termination
-                // handler synchronously, which removes the subscription.
-                withUnsafeCurrentTask { $0?.cancel() }
-                _ = await mail.next()
+        let control = Control(subscription: subscription.continuation, afterTakingMail: afterTakingMail)
+        let stream = subscription.stream
+        let task = Task { [weak owner] in
+            for await element in stream {
+                control.afterTakingMail?()
+                // Ownerless: stop before this mail, even if more is buffered.
+                guard let owner else { break }
+                guard await call(handler, with: owner, element, on: handler.isolation, unless: control) else { break }
             }
-        )
+            // End the subscription now, not whenever the runtime releases this closure (which
+            // holds the stream); after a cancel() or close() it has already ended.
+            control.subscription.finish()
+        }
+        return Observation(task: task, control: control)
+    }
+
+    /// Calls `handler` unless the observation was cancelled, checking on the handler's own
+    /// isolation: a `cancel()` made there (on the main actor, say) either comes before the check
+    /// or after the call has started, never in between. Returns false when cancelled.
+    private static func call<Element: Sendable, Owner: AnyObject & Sendable>(
+        _ handler: @isolated(any) @Sendable (Owner, Element) async -> Void,
+        with owner: Owner,
+        _ element: Element,
+        on isolation: isolated (any Actor)?,
+        unless control: Control
+    ) async -> Bool {
+        guard !control.cancelled.load(ordering: .sequentiallyConsistent) else { return false }
+        await handler(owner, element)
+        return true
+    }
+
+    private init(task: Task<Void, Never>, control: Control) {
+        self.task = task
+        self.control = control
     }
 }

@@ -121,8 +121,18 @@ final class Routes<M: Mail>: RouteTable {
         case .none:
             break
         }
-        if sender != nil, !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(S.self)] {
-            recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).entries
+        if let sender, !bySenderType.isEmpty {
+            // Sender types match the sender's own type, looked through any existential box: a
+            // `Player` posted as `any Sendable` reaches `subscribe(to:from: Player.self)`.
+            let ownType = ObjectIdentifier(type(of: sender as Any))
+            if ownType == ObjectIdentifier(S.self) {
+                if let list = bySenderType[ownType] {
+                    // The key is `S`'s identity, so the stored list is exactly this type.
+                    recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).entries
+                }
+            } else if let list = bySenderType[ownType] {
+                recipients.byOwnSenderType = list.envelopes(of: M.self, from: sender)
+            }
         }
         return recipients
     }
@@ -134,7 +144,7 @@ final class Routes<M: Mail>: RouteTable {
     @inlinable
     func sweepDepartedSenders() -> [any Finishable] {
         guard !byObject.isEmpty else { return [] }
-        return byObject.removeDeparted(budget: nil).flatMap(takeAll(of:))
+        return byObject.removeAllDeparted().flatMap(takeAll(of:))
     }
 
     /// Counts a post and, every ``sweepBatch`` posts or fewer, removes the routes of a batch of

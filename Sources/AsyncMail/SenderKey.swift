@@ -1,4 +1,13 @@
 /// How a posted sender is matched against pinned subscriptions.
+///
+/// One rule for every place a sender is classified (posting, subscribing, `latest(_:from:)`),
+/// decided by the sender's value at run time, never by the static type at the call site:
+/// - An `Optional` is looked through, however deeply nested: `Optional(bob)` is `bob`, and `nil`
+///   is no sender at all (see ``Unwrapped``).
+/// - An existential box (`any Sendable`, `any Hashable & Sendable`) is looked through.
+/// - What is left is an object (a class instance or an actor), matched by identity even when it
+///   is also `Hashable`; otherwise a `Hashable` value, matched by type and equality; otherwise
+///   neither, which only the sender-type filter can match.
 @usableFromInline
 enum SenderKey {
     /// No sender, or one that is neither an object nor `Hashable`: only the sender-type filter applies.
@@ -8,7 +17,7 @@ enum SenderKey {
     /// A `Hashable` value, matched by type and equality.
     case value(ValueSender)
 
-    /// Classifies a sender at run time, so a generic caller gets the same routing as a concrete one.
+    /// Classifies a sender that ``unwrap(_:)`` found holds no `Optional`.
     @inlinable
     init<S: Sendable>(_ sender: S) {
         // Objects match by identity even when they are also Hashable.
@@ -27,6 +36,79 @@ enum SenderKey {
             self = .none
         }
     }
+
+    /// Classifies any sender, `Optional`s included: what `subscribe(to:from:)` and
+    /// `latest(_:from:)` use, so that they file a sender exactly where a post looks for it.
+    @inlinable
+    init<S: Sendable>(classifying sender: S) {
+        switch SenderKey.unwrap(sender) {
+        case .asIs: self.init(sender)
+        case .contents(let contents): self.init(contents)
+        case .absent: self = .none
+        }
+    }
+
+    /// A sender with any `Optional` around it removed.
+    @usableFromInline
+    enum Unwrapped {
+        /// Nothing wraps the sender: use it as it is (the common case, decided without a cast).
+        case asIs
+        /// The value an `Optional` (or an existential holding one) wrapped.
+        case contents(any Sendable)
+        /// The sender was `nil`: there is no sender.
+        case absent
+    }
+
+    /// Looks through the `Optional`s around a sender.
+    ///
+    /// A class, or a concrete type that is not `Optional`, is returned `.asIs` without a dynamic
+    /// cast; only an `Optional`, or an existential box, is opened up.
+    @inlinable
+    static func unwrap<S: Sendable>(_ sender: S) -> Unwrapped {
+        if S.self is AnyObject.Type { return .asIs }
+        if S.self is any OptionalSender.Type || type(of: sender as Any) != S.self {
+            return unwrap(boxed: sender)
+        }
+        return .asIs
+    }
+
+    /// The slow half of ``unwrap(_:)``: an `Optional` or an existential, opened at run time.
+    @usableFromInline
+    static func unwrap(boxed sender: Any) -> Unwrapped {
+        var contents = sender
+        var wasOptional = false
+        while let optional = contents as? any OptionalSender {
+            guard let wrapped = optional.wrappedSender else { return .absent }
+            contents = wrapped
+            wasOptional = true
+        }
+        // An existential holding no Optional is routed as it is: the rest of the route looks inside.
+        guard wasOptional else { return .asIs }
+        return .contents(assumeSendable(contents))
+    }
+}
+
+/// An `Optional`, seen without knowing its `Wrapped` type.
+@usableFromInline
+protocol OptionalSender {
+    /// The wrapped value, or nil for `.none`.
+    var wrappedSender: Any? { get }
+}
+
+extension Optional: OptionalSender {
+    @usableFromInline
+    var wrappedSender: Any? { map { $0 as Any } }
+}
+
+/// `value` as `any Sendable`.
+///
+/// Only called with a value an `Optional` sender held, and a sender is `Sendable`, so its payload
+/// is too. `Sendable` is a marker protocol: the cast checks nothing at run time and cannot fail.
+/// (A generic cast, because `Any as? any Sendable` written out is diagnosed as always succeeding.)
+@usableFromInline
+func assumeSendable(_ value: Any) -> any Sendable {
+    func cast<T>(_ value: Any, to type: T.Type) -> T? { value as? T }
+    return cast(value, to: (any Sendable).self) ?? ""
 }
 
 /// An object sender as a post sees it: its identity, and the object itself, unretained.

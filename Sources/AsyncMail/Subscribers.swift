@@ -30,6 +30,28 @@ protocol SubscriberList: AnyObject {
     /// Removes `subscriber` if it is one of this list's; see ``Subscribers/remove(_:)``.
     func removeErased(_ subscriber: AnyObject) -> (any Finishable)?
     func removeAll() -> [any Finishable]
+    /// A snapshot of this list, which holds envelopes of `M`, that yields a mail and its sender
+    /// to every subscription in it. For senders the post site saw only as an existential.
+    func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M>
+}
+
+/// Yields one mail, in an envelope with its sender, to a snapshot of envelope subscriptions whose
+/// sender type the post site did not know statically.
+@usableFromInline
+struct EnvelopeDelivery<M: Mail>: Sendable {
+    @usableFromInline let deliver: @Sendable (M, inout Receipt) -> Void
+}
+
+/// An ``Envelope`` made from a type-erased mail and sender.
+protocol ErasedEnvelope: Sendable {
+    init?(mail: Any, sender: Any)
+}
+
+extension Envelope: ErasedEnvelope {
+    init?(mail: Any, sender: Any) {
+        guard let mail = mail as? M, let sender = sender as? S else { return nil }
+        self.init(mail: mail, sender: sender)
+    }
 }
 
 /// The subscriptions of one route, kept in a dense array so that a post is a straight loop
@@ -72,6 +94,16 @@ final class Subscribers<Element: Sendable>: SubscriberList {
     func removeErased(_ subscriber: AnyObject) -> (any Finishable)? {
         guard let subscriber = subscriber as? Subscriber<Element> else { return nil }
         return remove(subscriber)
+    }
+
+    @usableFromInline
+    func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M> {
+        let entries = self.entries
+        let maker = Element.self as? any ErasedEnvelope.Type
+        return EnvelopeDelivery { mail, receipt in
+            guard let envelope = maker?.init(mail: mail, sender: sender) as? Element else { return }
+            Recipients<M, Never>.yield(envelope, to: entries, into: &receipt)
+        }
     }
 
     @usableFromInline

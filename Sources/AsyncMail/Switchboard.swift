@@ -47,6 +47,14 @@ final class Switchboard: Sendable {
             return routes
         }
 
+        /// The table of `M`, if it has one.
+        @inlinable
+        func existingRoutes<M: Mail>(for type: M.Type) -> Routes<M>? {
+            guard let table = tables[ObjectIdentifier(M.self)] else { return nil }
+            // Tables are keyed by `M`'s identity, so this one is exactly `Routes<M>`.
+            return unsafeDowncast(table, to: Routes<M>.self)
+        }
+
         /// The table of the type `key` names, if it has one; remembered for the next lookup.
         @inlinable
         mutating func table(_ key: ObjectIdentifier) -> (any RouteTable)? {
@@ -121,22 +129,25 @@ final class Switchboard: Sendable {
         accepts: (@Sendable (Element) -> Bool)?,
         replay: ((Routes<M>) -> Element?)? = nil,
         insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
-    ) -> AsyncStream<Element> {
+    ) -> Subscription<Element> {
         // Replaying registers under the delivery lock, so no newer post can overtake the
         // replayed mail. The stream has no consumer yet, so yielding to it wakes no task.
-        inDeliveryOrder(if: replay != nil) {
+        let (subscription, displaced) = inDeliveryOrder(if: replay != nil) {
             register(
                 filter: filter,
                 bufferingPolicy: bufferingPolicy,
                 accepts: accepts,
                 file: { registry, subscriber in
                     let routes = registry.routes(for: M.self)
-                    let replayed = replay?(routes).flatMap { mail in accepts?(mail) == false ? nil : mail }
-                    return (insert(routes, subscriber), replayed)
+                    return (insert(routes, subscriber), replay?(routes))
                 },
                 unfile: { registry, subscriber, filter in registry.remove(subscriber, of: M.self, from: filter) }
             )
         }
+        // Finished with no lock held: ending a stream runs its termination handler and can
+        // release the last reference to a filter's captures.
+        for continuation in displaced { continuation.finish() }
+        return subscription
     }
 
     /// Registers a tap on every post before returning it.
@@ -154,7 +165,7 @@ final class Switchboard: Sendable {
                 return ([], nil)
             },
             unfile: { registry, subscriber, _ in registry.taps.remove(subscriber) }
-        )
+        ).subscription.stream
     }
 
     /// Takes a subscription out of the registry; what a stream's termination handler runs.
@@ -168,8 +179,10 @@ final class Switchboard: Sendable {
     /// again with `unfile`, and filed under the lock (or finished at once when the mailroom is
     /// closed).
     ///
-    /// `file` puts the subscriber in place and returns the continuations it displaced (to be
-    /// finished after unlocking) and the mail to replay into the new stream, if any.
+    /// `file` puts the subscriber in place and returns the continuations it displaced and the
+    /// mail to replay into the new stream, if any. The replayed mail passes the subscription's
+    /// filter after the registry lock is released (a filter is user code), and the displaced
+    /// continuations are returned for the caller to finish once it holds no lock.
     @inlinable
     func register<Element: Sendable>(
         filter: Filter,
@@ -177,7 +190,7 @@ final class Switchboard: Sendable {
         accepts: (@Sendable (Element) -> Bool)?,
         file: (inout Registry, Subscriber<Element>) -> (displaced: [any Finishable], replayed: Element?),
         unfile: @escaping Unfile<Element>
-    ) -> AsyncStream<Element> {
+    ) -> (subscription: Subscription<Element>, displaced: [any Finishable]) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
             bufferingPolicy: bufferingPolicy
@@ -195,13 +208,13 @@ final class Switchboard: Sendable {
             guard !registry.isClosed else { return nil }
             return file(&registry, subscriber)
         }
+        let subscription = Subscription(stream: stream, continuation: continuation)
         guard let filed else {
             continuation.finish()
-            return stream
+            return (subscription, [])
         }
-        for continuation in filed.displaced { continuation.finish() }
-        if let replayed = filed.replayed { continuation.yield(replayed) }
-        return stream
+        if let replayed = filed.replayed, accepts?(replayed) != false { continuation.yield(replayed) }
+        return (subscription, filed.displaced)
     }
 
     /// Runs `body` holding the delivery lock when `serialised`, and without it otherwise.
@@ -232,13 +245,14 @@ final class Switchboard: Sendable {
     /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
-        withRegistry { registry in
-            guard let table = registry.tables[ObjectIdentifier(M.self)] else { return nil }
-            let routes = unsafeDowncast(table, to: Routes<M>.self)
-            routes.latest?.sweep()
-            guard let key else { return routes.latest?.newest }
-            return routes.latest?.newest(from: key)
+        let (latest, swept) = withRegistry { registry -> (M?, [M]) in
+            guard let routes = registry.existingRoutes(for: M.self), let kept = routes.latest else { return (nil, []) }
+            let swept = kept.sweep()
+            guard let key else { return (kept.newestFromLiveSender, swept) }
+            return (kept.newest(from: key), swept)
         }
+        _ = swept  // released here, with no lock held: a kept mail's deinit is user code
+        return latest
     }
 
     /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
@@ -253,81 +267,111 @@ final class Switchboard: Sendable {
 
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
-        deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: Never?.none, key: .none, recording: mail).deliver(mail, from: nil)
-        }
+        inDeliveryOrder(M.self, from: Never?.none, key: .none, recording: mail) { $0.deliver(mail, from: nil) }
     }
 
     @inlinable
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
-        let key = SenderKey(sender)
-        return deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: sender, key: key, recording: mail).deliver(mail, from: sender)
+        switch SenderKey.unwrap(sender) {
+        case .asIs: post(unwrapped: mail, from: sender)
+        case .contents(let contents): post(unwrapped: mail, from: contents)
+        case .absent: post(mail)
+        }
+    }
+
+    /// Posts from a sender that ``SenderKey/unwrap(_:)`` found holds no `Optional`.
+    @inlinable
+    func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
+        inDeliveryOrder(M.self, from: sender, key: SenderKey(sender), recording: mail) {
+            $0.deliver(mail, from: sender)
         }
     }
 
     @inlinable
     func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
         let mails = Array(mails)  // read once: the last one is kept for replay
-        return deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: Never?.none, key: .none, recording: mails.last)
-                .deliver(contentsOf: mails, from: nil)
+        return inDeliveryOrder(M.self, from: Never?.none, key: .none, recording: mails.last) {
+            $0.deliver(contentsOf: mails, from: nil)
         }
     }
 
     @inlinable
     func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
-        let key = SenderKey(sender)
-        let mails = Array(mails)  // read once: the last one is kept for replay
-        return deliveryOrder.withLock { _ in
-            recipients(of: M.self, from: sender, key: key, recording: mails.last)
-                .deliver(contentsOf: mails, from: sender)
+        switch SenderKey.unwrap(sender) {
+        case .asIs: post(unwrappedContentsOf: Array(mails), from: sender)
+        case .contents(let contents): post(unwrappedContentsOf: Array(mails), from: contents)
+        case .absent: post(contentsOf: mails)
         }
+    }
+
+    /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found holds no `Optional`.
+    @inlinable
+    func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
+        inDeliveryOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) {
+            $0.deliver(contentsOf: mails, from: sender)
+        }
+    }
+
+    /// One post: captures its recipients and delivers to them holding the delivery lock, then,
+    /// holding no lock, finishes departed senders' streams and releases what the post let go of
+    /// (the snapshot, which may hold the last reference to a subscription, and replaced kept mail).
+    @inlinable
+    func inDeliveryOrder<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        from sender: S?,
+        key: SenderKey,
+        recording last: M?,
+        deliver: (Recipients<M, S>) -> Receipt
+    ) -> Receipt {
+        let (receipt, recipients, leftovers) = deliveryOrder.withLock { _ in
+            let (recipients, leftovers) = capture(M.self, from: sender, key: key, recording: last)
+            return (deliver(recipients), recipients, leftovers)
+        }
+        leftovers.perform()
+        _ = recipients
+        return receipt
     }
 
     /// Captures who a post must reach, first ending subscriptions whose sender is gone.
     ///
-    /// Only the capture happens under `registry`; the caller yields after it is released
-    /// (see ``Recipients`` for why).
+    /// Only the capture happens under `registry`; the caller yields after it is released (see
+    /// ``Recipients`` for why), and performs the ``PostLeftovers`` once it holds no lock at all.
     @inlinable
-    func recipients<M: Mail, S: Sendable>(
-        of type: M.Type,
+    func capture<M: Mail, S: Sendable>(
+        _ type: M.Type,
         from sender: S?,
         key: SenderKey,
         recording mail: M?
-    ) -> Recipients<M, S> {
+    ) -> (Recipients<M, S>, PostLeftovers<M>) {
         let typeKey = ObjectIdentifier(M.self)
-        let (recipients, departed): (Recipients<M, S>, [any Finishable]) = withRegistry { registry in
+        return withRegistry { registry in
             var recipients = Recipients<M, S>()
-            var departed: [any Finishable] = []
+            var leftovers = PostLeftovers<M>()
             if let table = registry.table(typeKey) {
                 let routes = unsafeDowncast(table, to: Routes<M>.self)
-                departed = routes.sweepDepartedSendersAfterPost()
-                if let mail, routes.latest != nil { routes.latest?.record(mail, key: key) }
+                leftovers.departed = routes.sweepDepartedSendersAfterPost()
+                if let mail, let latest = routes.latest { leftovers.displaced = latest.record(mail, key: key) }
                 if routes.isUnused { registry.dropTable(typeKey) }
                 recipients = routes.recipients(from: sender, key: key)
             }
             if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
-            return (recipients, departed)
+            return (recipients, leftovers)
         }
-        for continuation in departed { continuation.finish() }
-        return recipients
     }
 
     // MARK: Counting and closing
 
     @usableFromInline
     func subscriberCount<M: Mail>(for type: M.Type) -> Int {
-        let typeKey = ObjectIdentifier(M.self)
-        let (count, departed): (Int, [any Finishable]) = withRegistry { registry in
-            guard let table = registry.tables[typeKey] else { return (0, []) }
-            let routes = unsafeDowncast(table, to: Routes<M>.self)
+        let (count, departed, swept) = withRegistry { registry -> (Int, [any Finishable], [M]) in
+            guard let routes = registry.existingRoutes(for: M.self) else { return (0, [], []) }
             let departed = routes.sweepDepartedSenders()
-            routes.latest?.sweep()
-            if routes.isUnused { registry.dropTable(typeKey) }
-            return (routes.count, departed)
+            let swept = routes.latest?.sweep() ?? []
+            if routes.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
+            return (routes.count, departed, swept)
         }
         for continuation in departed { continuation.finish() }
+        _ = swept  // released with no lock held
         return count
     }
 
@@ -342,16 +386,37 @@ final class Switchboard: Sendable {
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.
+    ///
+    /// The route tables leave the registry under the lock and are released after it: they hold
+    /// kept mail and filters, whose deinits are user code.
     @usableFromInline
     func close() {
-        let all: [any Finishable] = withRegistry { registry in
+        let (all, tables): ([any Finishable], Discarded) = withRegistry { registry in
             registry.isClosed = true
-            defer {
-                registry.tables = [:]
-                registry.recent = nil
-            }
-            return registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll()
+            registry.recent = nil
+            defer { registry.tables = [:] }
+            let all = registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll()
+            return (all, Discarded(Array(registry.tables.values)))
         }
         for continuation in all { continuation.finish() }
+        _ = tables  // released last, with no lock held
+    }
+}
+
+/// What a post leaves to do once it holds no lock: finish the streams of departed senders, and
+/// release the kept mail it replaced (a mail's deinit is user code, so it must not run under a lock).
+@usableFromInline
+struct PostLeftovers<M: Mail>: Sendable {
+    /// Continuations of subscriptions whose pinned sender is gone.
+    @usableFromInline var departed: [any Finishable] = []
+    /// Kept mail this post replaced; released when this value is.
+    @usableFromInline var displaced: LatestMail<M>.Displaced?
+
+    @inlinable init() {}
+
+    /// Finishes the departed streams; everything else goes when this value does.
+    @inlinable
+    func perform() {
+        for continuation in departed { continuation.finish() }
     }
 }

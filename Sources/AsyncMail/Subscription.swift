@@ -1,0 +1,15 @@
+/// A registered stream together with its continuation, so that the library itself can end the
+/// subscription from outside the consuming loop (``Observation/cancel()`` does).
+@usableFromInline
+struct Subscription<Element: Sendable>: Sendable {
+    /// What `subscribe` hands to the user.
+    @usableFromInline let stream: AsyncStream<Element>
+    /// Finishing it ends the stream and removes the subscription at once.
+    @usableFromInline let continuation: AsyncStream<Element>.Continuation
+
+    @inlinable
+    init(stream: AsyncStream<Element>, continuation: AsyncStream<Element>.Continuation) {
+        self.stream = stream
+        self.continuation = continuation
+    }
+}
