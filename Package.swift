@@ -13,8 +13,10 @@ let package = Package(
     targets: [
         .target(name: "AsyncMail"),
         .target(name: "AsyncMailFoundation", dependencies: ["AsyncMail"]),
-        .testTarget(name: "AsyncMailTests", dependencies: ["AsyncMail"]),
-        .testTarget(name: "AsyncMailFoundationTests", dependencies: ["AsyncMailFoundation"]),
+        // Waiting helpers (a loud timeout around a real event) shared by both test targets.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "AsyncMailTests", dependencies: ["AsyncMail", "TestSupport"]),
+        .testTarget(name: "AsyncMailFoundationTests", dependencies: ["AsyncMailFoundation", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

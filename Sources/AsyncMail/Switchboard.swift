@@ -29,6 +29,10 @@ final class Switchboard: Sendable {
         @usableFromInline var recent: (key: ObjectIdentifier, table: any RouteTable)?
         /// Set by `close()`: from then on nothing is registered and nothing is delivered.
         @usableFromInline var isClosed = false
+        /// What ``Mailroom/onClose(_:)`` registered, to run once after `close()`.
+        @usableFromInline var closeActions: [Int: @Sendable () -> Void] = [:]
+        /// The key the next close action gets.
+        @usableFromInline var nextCloseAction = 0
         /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
         @usableFromInline let taps = Subscribers<PostedMail>()
 
@@ -391,15 +395,37 @@ final class Switchboard: Sendable {
     /// kept mail and filters, whose deinits are user code.
     @usableFromInline
     func close() {
-        let (all, tables): ([any Finishable], Discarded) = withRegistry { registry in
+        let (all, tables, actions): ([any Finishable], Discarded, [@Sendable () -> Void]) = withRegistry { registry in
             registry.isClosed = true
             registry.recent = nil
-            defer { registry.tables = [:] }
+            defer {
+                registry.tables = [:]
+                registry.closeActions = [:]
+            }
             let all = registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll()
-            return (all, Discarded(Array(registry.tables.values)))
+            return (all, Discarded(Array(registry.tables.values)), Array(registry.closeActions.values))
         }
         for continuation in all { continuation.finish() }
-        _ = tables  // released last, with no lock held
+        _ = tables  // released with no lock held
+        for action in actions { action() }
+    }
+
+    // MARK: Close actions
+
+    /// Registers `action` to run once after `close()`; nil (and not run) when already closed.
+    func addCloseAction(_ action: @escaping @Sendable () -> Void) -> Int? {
+        withRegistry { registry in
+            guard !registry.isClosed else { return nil }
+            registry.nextCloseAction += 1
+            registry.closeActions[registry.nextCloseAction] = action
+            return registry.nextCloseAction
+        }
+    }
+
+    /// Forgets a close action that has not run; released after unlocking, as it may hold user values.
+    func removeCloseAction(_ key: Int) {
+        let removed = withRegistry { $0.closeActions.removeValue(forKey: key) }
+        _ = removed
     }
 }
 

@@ -1,6 +1,7 @@
 import AsyncMail
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AsyncMailFoundation
@@ -84,5 +85,69 @@ struct NotificationForwardingTests {
         await forwarding.waitUntilEnded()
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
         #expect(calls.count.load(ordering: .relaxed) == 0, "the observer is gone")
+    }
+
+    @Test("the observer is removed before cancel() returns: the next notification is not transformed")
+    func cancelRemovesBeforeReturning() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let calls = Calls()
+        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        forwarding.cancel()
+        center.post(name: readingName, object: nil, userInfo: ["value": 1])
+        #expect(calls.count.load(ordering: .relaxed) == 0)
+        forwarding.cancel()  // idempotent
+        try await withTimeout { await forwarding.waitUntilEnded() }
+    }
+
+    @Test("the observer is removed before close() returns: the next notification is not transformed")
+    func closeRemovesBeforeReturning() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let calls = Calls()
+        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        await mailroom.close()
+        center.post(name: readingName, object: nil, userInfo: ["value": 1])
+        #expect(calls.count.load(ordering: .relaxed) == 0)
+        try await withTimeout { await forwarding.waitUntilEnded() }
+        // Forwarding into a closed mailroom is stopped from the start.
+        let late = await mailroom.forward(readingName, from: center, as: reading(calls))
+        center.post(name: readingName, object: nil, userInfo: ["value": 2])
+        #expect(calls.count.load(ordering: .relaxed) == 0)
+        try await withTimeout { await late.waitUntilEnded() }
+    }
+
+    @Test("a running bridge does not keep its mailroom alive; freeing the mailroom stops the bridge")
+    func bridgeHoldsMailroomWeakly() async throws {
+        let center = NotificationCenter()
+        let calls = Calls()
+        var mailroom: Mailroom? = Mailroom()
+        weak let gone = mailroom
+        let readings = await mailroom!.subscribe(to: Reading.self)
+        let forwarding = await mailroom!.forward(readingName, from: center, as: reading(calls))
+        center.post(name: readingName, object: nil, userInfo: ["value": 1])
+        var iterator = readings.makeAsyncIterator()
+        #expect(await iterator.next() == Reading(value: 1))
+        mailroom = nil
+        #expect(gone == nil, "the bridge must not keep the mailroom alive")
+        #expect(try await withTimeout { await readings.collect() } == [], "its consumers are not left waiting")
+        try await withTimeout { await forwarding.waitUntilEnded() }
+        center.post(name: readingName, object: nil, userInfo: ["value": 2])
+        #expect(calls.count.load(ordering: .relaxed) == 1, "the observer is gone")
+    }
+
+    @Test("forward called from an already-cancelled task is live on return")
+    func liveFromCancelledTask() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let readings = await mailroom.subscribe(to: Reading.self)
+        let forwarding = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let forwarding = await mailroom.forward(readingName, from: center, as: reading(Calls()))
+            center.post(name: readingName, object: nil, userInfo: ["value": 7])
+            return forwarding
+        }.value
+        #expect(try await withTimeout { await readings.first(1) } == [Reading(value: 7)])
+        forwarding.cancel()
     }
 }

@@ -1,4 +1,5 @@
 import AsyncMail
+import Synchronization
 import Testing
 
 @testable import AsyncMail
@@ -150,5 +151,81 @@ struct ObserveTests {
         #expect(Set([first, second, first]).count == 2)
         first.cancel()
         second.cancel()
+    }
+
+    @Test("cancel() on the handler's actor, after the loop took a mail, stops that mail's handler call")
+    @MainActor
+    func cancelOnHandlersActorAfterTake() async throws {
+        let mailroom = Mailroom()
+        let screen = Screen()
+        let taken = Atomic(0)
+        let observation = mailroom.observeForTesting(
+            Ping.self,
+            owner: screen,
+            afterTakingMail: { taken.add(1, ordering: .sequentiallyConsistent) },
+            handler: { @MainActor screen, ping in screen.shown.append(ping.id) }
+        )
+        await mailroom.post(Ping(id: 1))
+        // Keep the main actor busy, without suspending, until the loop has taken the mail and
+        // is on its way here; then cancel before it gets here.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while taken.load(ordering: .sequentiallyConsistent) == 0 {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the observation never took the mail")
+                return
+            }
+        }
+        observation.cancel()
+        try await withTimeout { await observation.waitUntilEnded() }
+        #expect(screen.shown == [], "no handler call may start after cancel() returns")
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("cancel() does not interrupt the handler call in progress: its task is not cancelled")
+    func cancelDoesNotInterruptRunningCall() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let (inside, reportInside) = AsyncStream.makeStream(of: Void.self)
+        let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
+        let (outcomes, report) = AsyncStream.makeStream(of: Bool.self)
+        let observation = await mailroom.observe(Ping.self, owner: recorder) { _, _ in
+            reportInside.yield()
+            for await _ in gate { break }
+            // A sleep in a cancelled task would throw at once.
+            let slept = (try? await Task.sleep(for: .milliseconds(1))) != nil
+            report.yield(!Task.isCancelled && slept)
+        }
+        await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)])
+        _ = try await withTimeout { await inside.first(1) }
+        observation.cancel()
+        openGate.yield()
+        try await withTimeout { await observation.waitUntilEnded() }
+        report.finish()
+        #expect(await outcomes.collect() == [true], "the running call finished uncancelled; mail 2 never ran")
+        withExtendedLifetime(recorder) {}
+    }
+
+    @Test("isCancelled says only whether cancel() was called, not whether the observation ended")
+    func isCancelledOnlyAfterCancel() async throws {
+        let mailroom = Mailroom()
+        var owner: Recorder? = Recorder()
+        let byOwner = await mailroom.observe(Ping.self, owner: owner!) { _, _ in }
+        let byClose = await mailroom.observe(Pong.self, owner: Recorder()) { _, _ in }
+        let recorder = Recorder()
+        let byCancel = await mailroom.observe(Ping.self, owner: recorder) { _, _ in }
+
+        owner = nil
+        await mailroom.post(Ping(id: 1))  // the first observation ends: its owner is gone
+        try await withTimeout { await byOwner.waitUntilEnded() }
+        #expect(byOwner.isCancelled == false)
+
+        byCancel.cancel()
+        #expect(byCancel.isCancelled)
+        try await withTimeout { await byCancel.waitUntilEnded() }
+
+        await mailroom.close()
+        try await withTimeout { await byClose.waitUntilEnded() }
+        #expect(byClose.isCancelled == false)
+        withExtendedLifetime(recorder) {}
     }
 }

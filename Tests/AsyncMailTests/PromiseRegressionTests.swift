@@ -1,0 +1,239 @@
+import Synchronization
+import Testing
+
+@testable import AsyncMail
+
+/// Owns a stream of its mailroom: releasing the last reference ends that stream, whose
+/// termination handler takes the mailroom's registry lock.
+final class StreamOwner: Sendable {
+    let stream: AsyncStream<Ping>
+    init(_ stream: AsyncStream<Ping>) { self.stream = stream }
+}
+
+/// Kept mail whose deinit (through its owner) ends a stream of the same mailroom.
+struct Carrier: Mail {
+    let owner: StreamOwner
+}
+
+/// Holds a stream so that a filter can let go of it.
+final class StreamHolder: Sendable {
+    let stream = Mutex<AsyncStream<Ping>?>(nil)
+}
+
+/// Subscribes to a pinned sender through a generic context that knows only `Hashable`.
+func subscribeThroughHashable<S: Hashable & Sendable>(_ mailroom: Mailroom, from sender: S) async -> AsyncStream<Ping> {
+    await mailroom.subscribe(to: Ping.self, from: sender)
+}
+
+@Suite("Promises kept: user code never runs under the registry lock")
+struct UserCodeOutsideTheLockTests {
+    @Test("replacing kept mail whose deinit ends a stream of the same mailroom does not crash or deadlock")
+    func replacedKeptMailReleasedAfterUnlocking() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Carrier.self)
+        await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))))
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1, "the kept mail holds the only reference")
+        // The second post replaces the first, whose release ends the first stream.
+        await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))))
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        await mailroom.close()
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("kept mail of a departed sender, and per-sender kept mail, is released after unlocking")
+    func sweptKeptMailReleasedAfterUnlocking() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Carrier.self)
+        var sender: Player? = Player("leaving")
+        await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))), from: sender!)
+        await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))), from: RoomID("a"))
+        await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))), from: RoomID("a"))
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 2, "replacing room a's mail ended one stream")
+        sender = nil
+        // A count sweeps the departed sender's kept mail.
+        #expect(await mailroom.subscriberCount(for: Carrier.self) == 0)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(await mailroom.latest(Carrier.self, from: RoomID("a")) != nil)
+        await mailroom.close()
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("a replay filter that drops a stream of the same mailroom runs outside the registry lock")
+    func replayFilterOutsideTheLock() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Pong.self)
+        await mailroom.post(Pong(id: 1))
+        let holder = StreamHolder()
+        holder.stream.withLock { $0 = nil }
+        let held = await mailroom.subscribe(to: Ping.self)
+        holder.stream.withLock { $0 = held }
+        _ = consume held
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        let replaying = await mailroom.subscribe(to: Pong.self, startingWithLatest: true) { _ in
+            holder.stream.withLock { $0 = nil }  // ends the Ping stream: takes the registry lock
+            return true
+        }
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(try await withTimeout { await replaying.first(1) } == [Pong(id: 1)])
+    }
+}
+
+@Suite("Promises kept: departed senders")
+struct DepartedSenderTests {
+    @Test("a count after the sweep cursor wrapped finds every departed sender")
+    func countAfterWrap() async throws {
+        let mailroom = Mailroom()
+        var first: Player? = Player("s0")
+        var second: Player? = Player("s1")
+        let older = Player("s2")  // made before it is pinned
+        let fromFirst = await mailroom.subscribe(to: Ping.self, from: first!)
+        let fromSecond = await mailroom.subscribe(to: Ping.self, from: second!)
+        await mailroom.post(Ping(id: 1))
+        await mailroom.post(Ping(id: 2))
+        second = nil
+        first = nil
+        let fromOlder = await mailroom.subscribe(to: Ping.self, from: older)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(try await withTimeout { await fromFirst.collect() } == [])
+        #expect(try await withTimeout { await fromSecond.collect() } == [])
+        withExtendedLifetime((older, fromOlder)) {}
+    }
+
+    @Test("with 7 objects pinned, a departed sender's stream ends within 7 posts")
+    func sevenPinned() async throws {
+        let mailroom = Mailroom()
+        var stayers: [any Sendable] = []
+        var leavers: [Player?] = []
+        var leaving: [AsyncStream<Ping>] = []
+        for number in 0..<7 {
+            let player = Player("p\(number)")
+            let stream = await mailroom.subscribe(to: Ping.self, from: player)
+            if number.isMultiple(of: 2) {
+                stayers += [player, stream] as [any Sendable]
+            } else {
+                leavers.append(player)
+                leaving.append(stream)
+            }
+        }
+        for id in 0..<5 { await mailroom.post(Ping(id: id)) }  // moves the cursor somewhere
+        leavers = []
+        for id in 0..<7 { await mailroom.post(Ping(id: id)) }
+        for stream in leaving {
+            #expect(try await withTimeout(.seconds(5)) { await stream.collect() } == [])
+        }
+        withExtendedLifetime(stayers) {}
+    }
+
+    @Test(
+        "exhaustively for n ≤ 6: every departed sender is found within n posts, from any cursor and phase",
+        arguments: 1...6
+    )
+    func sweepBoundExhaustive(n: Int) {
+        let batch = Routes<Ping>.sweepBatch
+        for warmUp in 0..<(2 * n + 1) {
+            for departing in 1..<(1 << n) {
+                var senders: [Player?] = (0..<n).map { Player("p\($0)") }
+                var routes = ObjectRoutes<Ping>()
+                for sender in senders { _ = routes.insert(ObjectRoute(sender: sender!)) }
+                for _ in 0..<warmUp { #expect(routes.sweepAfterPost(batch: batch).isEmpty) }
+                for index in 0..<n where departing & (1 << index) != 0 { senders[index] = nil }
+                var found = 0
+                for _ in 0..<n { found += routes.sweepAfterPost(batch: batch).count }
+                #expect(
+                    found == departing.nonzeroBitCount,
+                    "n \(n), \(warmUp) posts before, departing mask \(departing): found \(found)"
+                )
+                #expect(routes.routes.count == n - found)
+            }
+        }
+    }
+
+    @Test(
+        "exhaustively for n ≤ 6: a full sweep after any cursor position finds every departed sender",
+        arguments: 1...6
+    )
+    func fullSweepExhaustive(n: Int) {
+        for warmUp in 0..<(2 * n + 1) {
+            for departing in 1..<(1 << n) {
+                var senders: [Player?] = (0..<n).map { Player("p\($0)") }
+                let late = Player("late")  // made first, so it cannot reuse a departed sender's address
+                var routes = ObjectRoutes<Ping>()
+                for sender in senders { _ = routes.insert(ObjectRoute(sender: sender!)) }
+                for _ in 0..<warmUp { _ = routes.sweepAfterPost(batch: Routes<Ping>.sweepBatch) }
+                for index in 0..<n where departing & (1 << index) != 0 { senders[index] = nil }
+                // Pinned after the cursor moved: the route the old sweep's budget re-checked.
+                _ = routes.insert(ObjectRoute(sender: late))
+                #expect(routes.removeAllDeparted().count == departing.nonzeroBitCount)
+                #expect(routes.routes.count == n + 1 - departing.nonzeroBitCount)
+                withExtendedLifetime((senders, late)) {}
+            }
+        }
+    }
+}
+
+@Suite("Promises kept: one classification of senders")
+struct SenderClassificationTests {
+    @Test("a Hashable object pinned through a generic Hashable parameter matches by identity")
+    func genericHashableObject() async throws {
+        let mailroom = Mailroom()
+        var original: Token? = Token(1)
+        weak let gone = original
+        let stream = await subscribeThroughHashable(mailroom, from: original!)
+        #expect(await mailroom.post(Ping(id: 1), from: Token(1)) == Receipt(), "an equal lookalike is not the sender")
+        #expect(await mailroom.post(Ping(id: 2), from: original!) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await stream.first(1) } == [Ping(id: 2)])
+        original = nil
+        #expect(gone == nil, "the subscription must hold its sender weakly")
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("Optional senders are looked through on both sides; nil is no sender")
+    func optionalSenders() async throws {
+        let mailroom = Mailroom()
+        let bob = Player("bob")
+        let fromBob = await mailroom.subscribe(to: Ping.self, from: bob)
+        let fromLobby = await subscribeThroughHashable(mailroom, from: Optional(RoomID("lobby")))
+        let players = await mailroom.subscribe(to: Ping.self, from: Player.self)
+        let everyone = await mailroom.subscribe(to: Ping.self)
+
+        #expect(await mailroom.post(Ping(id: 1), from: Optional(bob)) == Receipt(delivered: 3))
+        #expect(
+            await mailroom.post(Ping(id: 2), from: Optional(Optional(bob)) as any Sendable) == Receipt(delivered: 3)
+        )
+        #expect(await mailroom.post(Ping(id: 3), from: RoomID("lobby")) == Receipt(delivered: 2))
+        #expect(await mailroom.post(Ping(id: 4), from: Player?.none) == Receipt(delivered: 1), "nil: no sender")
+        #expect(await mailroom.post(contentsOf: [Ping(id: 5)], from: Optional(bob)) == Receipt(delivered: 3))
+        #expect(try await withTimeout { await fromBob.first(3) }.map(\.id) == [1, 2, 5])
+        #expect(try await withTimeout { await fromLobby.first(1) }.map(\.id) == [3])
+        #expect(try await withTimeout { await players.first(3) }.map(\.mail.id) == [1, 2, 5])
+        #expect(try await withTimeout { await everyone.first(5) }.map(\.id) == [1, 2, 3, 4, 5])
+    }
+
+    @Test("latest(_:from:) classifies its sender as posts do")
+    func latestFromOptional() async {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        let bob = Player("bob")
+        await mailroom.post(Ping(id: 1), from: bob)
+        #expect(await mailroom.latest(Ping.self, from: Optional(bob)) == Ping(id: 1))
+        #expect(await mailroom.latest(Ping.self, from: bob as any Sendable) == Ping(id: 1))
+    }
+
+    @Test("sender-type subscriptions match the sender's own type, however the post site spells it")
+    func senderTypeThroughExistentials() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let players = await mailroom.subscribe(to: Ping.self, from: Player.self)
+        let rooms = await mailroom.subscribe(to: Ping.self, from: RoomID.self)
+        let held: any Sendable = alice
+        #expect(await mailroom.post(Ping(id: 1), from: alice) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 2), from: alice as any Sendable) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 3), from: held) == Receipt(delivered: 1))
+        #expect(await relay(Ping(id: 4), from: alice as any Sendable, via: mailroom) == Receipt(delivered: 1))
+        #expect(await mailroom.post(Ping(id: 5), from: RoomID("a") as any Hashable & Sendable) == Receipt(delivered: 1))
+        let envelopes = try await withTimeout { await players.first(4) }
+        #expect(envelopes.map(\.mail.id) == [1, 2, 3, 4])
+        #expect(envelopes.allSatisfy { $0.sender === alice })
+        #expect(try await withTimeout { await rooms.first(1) }.map(\.sender) == [RoomID("a")])
+    }
+}
