@@ -14,7 +14,7 @@ let package = Package(
         .target(name: "AsyncMail"),
         .target(name: "AsyncMailFoundation", dependencies: ["AsyncMail"]),
         // Waiting helpers (a loud timeout around a real event) shared by both test targets.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["AsyncMail"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncMailTests", dependencies: ["AsyncMail", "TestSupport"]),
         .testTarget(name: "AsyncMailFoundationTests", dependencies: ["AsyncMailFoundation", "TestSupport"]),
     ],

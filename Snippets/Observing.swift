@@ -60,5 +60,19 @@ precondition(events.filter { $0.hasPrefix("alert") } == ["alert 3", "alert 5"])
 precondition(logged == ["Settings", "Alert", "Alert", "Settings", "Alert"])
 // snippet.show
 
+// To stop earlier, keep the Observation and cancel it: no handler call starts afterwards.
+let pager = Dashboard()
+let pages = await mailroom.observe(Alert.self, owner: pager) { pager, alert in
+    await pager.record("paged \(alert.level)")
+}
+pages.cancel()
+await mailroom.post(Alert(level: 4))
+await pages.waitUntilEnded()  // the subscription is gone and the loop has finished
+let paged = await pager.events
+print("cancelled:", pages.isCancelled, "paged:", paged)
+// snippet.hide
+precondition(pages.isCancelled && paged.isEmpty)
+// snippet.show
+
 // When the owner goes, its observations end with it: no token to keep, nothing to remove.
 dashboard = nil

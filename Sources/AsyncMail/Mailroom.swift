@@ -56,7 +56,10 @@ public final actor Mailroom {
     ///   - isIncluded: A filter run when mail is posted, before it is buffered. Mail it rejects
     ///     never takes a buffer slot and counts in neither column of the ``Receipt``. It runs
     ///     once per matching post, on the poster's thread, so keep it cheap and free of side
-    ///     effects. Every `subscribe` takes one.
+    ///     effects. It never runs under the mailroom's registry lock, so it may drop or cancel
+    ///     streams; but it runs while its post keeps the one delivery order, so it must not post
+    ///     to this same mailroom, nor wait on anything that waits for such a post. Every
+    ///     `subscribe` takes one.
     ///   - startingWithLatest: When the type keeps its latest mail (``retainLatest(_:)``), start
     ///     the stream with it, ahead of anything posted later. For the sender-pinned forms it
     ///     is the latest mail from that sender. Without a kept mail, the stream starts empty.
@@ -163,8 +166,11 @@ public final actor Mailroom {
 
     /// Subscribes to mail posted by any sender of a type, handed over with its sender.
     ///
-    /// The match is on the sender's static type at the post site: mail posted
-    /// `from: player` where `player` is a `Player` matches `from: Player.self`.
+    /// The match is on the sender's own type, exactly `S`, seen through any existential box or
+    /// `Optional` at the post site: mail posted `from: player`, `from: player as any Sendable` or
+    /// `from: Optional(player)` all match `from: Player.self`. Mail posted from `nil` has no
+    /// sender and matches no sender type. `S` should be a concrete type: a protocol type such as
+    /// `(any Sendable).self` matches nothing, since no sender's own type is an existential.
     ///
     /// ```swift
     /// for await envelope in await mailroom.subscribe(to: Moved.self, from: Player.self) {
@@ -261,6 +267,8 @@ public final actor Mailroom {
     ///
     /// It reaches unfiltered subscriptions, subscriptions pinned to this sender (objects by
     /// identity, `Hashable` values by type and equality), and subscriptions to the sender's type.
+    /// The sender is classified by its value, not the static type at this call site: an
+    /// existential box or an `Optional` around it is looked through, and `nil` means no sender.
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult

@@ -98,17 +98,29 @@ final class Switchboard: Sendable {
     /// every subscriber sees.
     @usableFromInline let deliveryOrder = Mutex(())
 
+    /// ThreadSanitizer's annotations when the process runs under it (see ``ThreadSanitizer``).
+    @usableFromInline let threadSanitizer = ThreadSanitizer.current
+
     @usableFromInline init() {}
 
     /// Runs `body` under the lock; the one way into `registry`.
     @inlinable
     func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
         registry.withLock { registry in
-            #if ASYNCMAIL_TSAN
-            ThreadSanitizer.acquire(self)
-            defer { ThreadSanitizer.release(self) }
-            #endif
+            threadSanitizer?.acquire(self)
+            defer { threadSanitizer?.release(self) }
             return body(&registry)
+        }
+    }
+
+    /// Runs `body` holding the delivery lock; the one way into `deliveryOrder`.
+    @inlinable
+    func inDeliveryOrder<Result: Sendable>(_ body: () -> Result) -> Result {
+        deliveryOrder.withLock { _ in
+            // A second address inside this object: the delivery lock is a lock of its own.
+            threadSanitizer?.acquire(self, offset: 1)
+            defer { threadSanitizer?.release(self, offset: 1) }
+            return body()
         }
     }
 
@@ -224,7 +236,7 @@ final class Switchboard: Sendable {
     /// Runs `body` holding the delivery lock when `serialised`, and without it otherwise.
     @inlinable
     func inDeliveryOrder<Result: Sendable>(if serialised: Bool, _ body: () -> Result) -> Result {
-        serialised ? deliveryOrder.withLock { _ in body() } : body()
+        serialised ? inDeliveryOrder(body) : body()
     }
 
     @inlinable
@@ -327,7 +339,7 @@ final class Switchboard: Sendable {
         recording last: M?,
         deliver: (Recipients<M, S>) -> Receipt
     ) -> Receipt {
-        let (receipt, recipients, leftovers) = deliveryOrder.withLock { _ in
+        let (receipt, recipients, leftovers) = inDeliveryOrder {
             let (recipients, leftovers) = capture(M.self, from: sender, key: key, recording: last)
             return (deliver(recipients), recipients, leftovers)
         }

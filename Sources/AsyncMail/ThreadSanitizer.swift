@@ -1,28 +1,48 @@
-#if ASYNCMAIL_TSAN
-// ThreadSanitizer cannot see the happens-before edge that `Synchronization.Mutex` provides on
-// Linux (its futex-based lock is not instrumented), so it reports every access made under the
-// lock as a race. CI's TSan run builds with `-DASYNCMAIL_TSAN` and these calls tell it about
-// the edge the mutex really provides, the way abseil annotates its own Mutex. Accesses made
-// outside the lock get no such edge and are still reported.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-@usableFromInline @_silgen_name("__tsan_acquire")
-func tsanAcquire(_ address: UnsafeRawPointer)
-
-@usableFromInline @_silgen_name("__tsan_release")
-func tsanRelease(_ address: UnsafeRawPointer)
-
+/// ThreadSanitizer's annotations for locks it cannot see, found at run time.
+///
+/// `Synchronization.Mutex` on Linux is a futex that ThreadSanitizer does not instrument, so every
+/// access made under it looks like a race to TSan. When the process runs with ThreadSanitizer
+/// (`swift test --sanitize=thread`, in the user's own build, with no flags of ours), its runtime
+/// exports `__tsan_acquire` and `__tsan_release`; each lock then tells TSan about the
+/// happens-before edge it really provides, the way abseil annotates its own mutex. Accesses made
+/// outside the lock get no such edge and are still reported.
+///
+/// Without ThreadSanitizer, ``current`` is nil and a lock pays one load and one branch for it.
 @usableFromInline
-enum ThreadSanitizer {
-    /// Marks the start of a critical section guarded by `lock`'s mutex.
+package struct ThreadSanitizer: Sendable {
+    @usableFromInline let acquireAddress: @convention(c) (UnsafeRawPointer?) -> Void
+    @usableFromInline let releaseAddress: @convention(c) (UnsafeRawPointer?) -> Void
+
+    /// The annotations when ThreadSanitizer's runtime is in this process; nil otherwise.
+    package static let current: ThreadSanitizer? = {
+        guard let process = dlopen(nil, RTLD_NOW),
+            let acquire = dlsym(process, "__tsan_acquire"),
+            let release = dlsym(process, "__tsan_release")
+        else { return nil }
+        typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
+        return ThreadSanitizer(
+            acquireAddress: unsafeBitCast(acquire, to: Annotation.self),
+            releaseAddress: unsafeBitCast(release, to: Annotation.self)
+        )
+    }()
+
+    /// Marks the start of a critical section of the lock that `lock` (at `offset`) stands for.
     @inlinable
-    static func acquire(_ lock: AnyObject) {
-        tsanAcquire(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()))
+    package func acquire(_ lock: AnyObject, offset: Int = 0) {
+        acquireAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
     }
 
-    /// Marks the end of a critical section guarded by `lock`'s mutex.
+    /// Marks the end of a critical section of the lock that `lock` (at `offset`) stands for.
     @inlinable
-    static func release(_ lock: AnyObject) {
-        tsanRelease(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()))
+    package func release(_ lock: AnyObject, offset: Int = 0) {
+        releaseAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
     }
 }
-#endif

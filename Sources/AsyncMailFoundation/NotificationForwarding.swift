@@ -22,7 +22,9 @@ public struct NotificationForwarding: Sendable, Hashable {
         }
 
         let center: NotificationCenter
-        let live = Mutex(Live())
+        private let live = Mutex(Live())
+        /// ThreadSanitizer cannot see `Mutex` on Linux; this tells it about `live`'s lock.
+        private let threadSanitizer = ThreadSanitizer.current
         /// Ends the queue, so the posting task drains what is queued and stops.
         let finishQueue: any Sendable & FinishableQueue
 
@@ -31,12 +33,21 @@ public struct NotificationForwarding: Sendable, Hashable {
             self.finishQueue = finishQueue
         }
 
+        /// Runs `body` holding the lock on `live`.
+        func withLive<Result>(_ body: (inout Live) -> sending Result) -> sending Result {
+            live.withLock { live in
+                threadSanitizer?.acquire(self)
+                defer { threadSanitizer?.release(self) }
+                return body(&live)
+            }
+        }
+
         /// Whether the observer is still registered; checked before each transform.
-        var isLive: Bool { live.withLock { $0.observer != nil } }
+        var isLive: Bool { withLive { $0.observer != nil } }
 
         /// Removes the observer, forgets the close action and ends the queue; idempotent.
         func stop() {
-            let taken = live.withLock { live in
+            let taken = withLive { live in
                 defer { live = Live() }
                 return (observer: live.observer.map(Unregistered.init), forget: live.forgetCloseAction)
             }
@@ -114,14 +125,14 @@ extension Mailroom {
         // The observer block only enqueues, so forwarding keeps the notifications' order.
         let (queue, enqueue) = AsyncStream.makeStream(of: M.self)
         let registration = NotificationForwarding.Registration(center: center, finishQueue: enqueue)
-        registration.live.withLock { live in
+        registration.withLive { live in
             live.observer = center.addObserver(forName: name, object: object, queue: nil) { [weak registration] note in
                 guard let registration, registration.isLive, let mail = transform(note) else { return }
                 enqueue.yield(mail)
             }
         }
         if let closeAction = onClose({ [weak registration] in registration?.stop() }) {
-            registration.live.withLock { live in
+            registration.withLive { live in
                 live.forgetCloseAction = { [weak self] in self?.cancelCloseAction(closeAction) }
             }
         } else {

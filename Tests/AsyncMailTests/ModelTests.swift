@@ -109,7 +109,7 @@ private struct Reader: Sendable {
 
 /// What an observation's handler has run for, and a signal after each call.
 private final class HandledLog: Sendable {
-    let ids = Mutex<[Int]>([])
+    let ids = Locked<[Int]>([])
     let calls: AsyncStream<Void>
     let report: AsyncStream<Void>.Continuation
     init() { (calls, report) = AsyncStream.makeStream(of: Void.self) }

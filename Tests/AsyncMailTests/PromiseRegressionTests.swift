@@ -3,6 +3,14 @@ import Testing
 
 @testable import AsyncMail
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Owns a stream of its mailroom: releasing the last reference ends that stream, whose
 /// termination handler takes the mailroom's registry lock.
 final class StreamOwner: Sendable {
@@ -17,7 +25,7 @@ struct Carrier: Mail {
 
 /// Holds a stream so that a filter can let go of it.
 final class StreamHolder: Sendable {
-    let stream = Mutex<AsyncStream<Ping>?>(nil)
+    let stream = Locked<AsyncStream<Ping>?>(nil)
 }
 
 /// Subscribes to a pinned sender through a generic context that knows only `Hashable`.
@@ -235,5 +243,15 @@ struct SenderClassificationTests {
         #expect(envelopes.map(\.mail.id) == [1, 2, 3, 4])
         #expect(envelopes.allSatisfy { $0.sender === alice })
         #expect(try await withTimeout { await rooms.first(1) }.map(\.sender) == [RoomID("a")])
+    }
+}
+
+@Suite("Promises kept: ThreadSanitizer sees AsyncMail's locks in a user's build")
+struct ThreadSanitizerTests {
+    @Test("the annotations are found exactly when the ThreadSanitizer runtime is in the process")
+    func annotationsFoundUnderThreadSanitizer() {
+        let runtimeLoaded = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
+        // Under `swift test --sanitize=thread` (CI runs it with no flags of ours) both are true.
+        #expect((ThreadSanitizer.current != nil) == runtimeLoaded)
     }
 }

@@ -1,3 +1,5 @@
+import AsyncMail
+import Synchronization
 import Testing
 
 /// Thrown (after recording an issue) when an awaited event does not happen in time.
@@ -51,5 +53,26 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         var collected: [Element] = []
         for try await element in self { collected.append(element) }
         return collected
+    }
+}
+
+/// A value behind a lock that ThreadSanitizer can see, for tests' own shared state.
+///
+/// `Synchronization.Mutex` is invisible to ThreadSanitizer on Linux; this uses AsyncMail's own
+/// annotation, the same one its locks use, so the test suite's TSan run reports only real races.
+public final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    private let threadSanitizer = ThreadSanitizer.current
+
+    public init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    public func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+        mutex.withLock { value in
+            threadSanitizer?.acquire(self)
+            defer { threadSanitizer?.release(self) }
+            return body(&value)
+        }
     }
 }
