@@ -18,9 +18,6 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     @usableFromInline var pinned: [Subscriber<M>]?
     /// Subscriptions to the sender's type, which receive envelopes.
     @usableFromInline var bySenderType: [Subscriber<Envelope<M, S>>]?
-    /// Subscriptions to the sender's own type when the post site saw it only as an existential;
-    /// rare, so type-erased (see ``SubscriberList/envelopes(of:from:)``).
-    @usableFromInline var byOwnSenderType: EnvelopeDelivery<M>?
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered.
     @usableFromInline var taps: [Subscriber<PostedMail>]?
@@ -39,7 +36,6 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         if let sender, let bySenderType {
             Self.yield(Envelope(mail: mail, sender: sender), to: bySenderType, into: &receipt)
         }
-        if let byOwnSenderType { byOwnSenderType.deliver(mail, &receipt) }
         if let taps {
             var uncounted = Receipt()
             Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender), to: taps, into: &uncounted)

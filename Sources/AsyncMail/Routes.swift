@@ -121,20 +121,22 @@ final class Routes<M: Mail>: RouteTable {
         case .none:
             break
         }
-        if let sender, !bySenderType.isEmpty {
-            // Sender types match the sender's own type, looked through any existential box: a
-            // `Player` posted as `any Sendable` reaches `subscribe(to:from: Player.self)`.
-            let ownType = ObjectIdentifier(type(of: sender as Any))
-            if ownType == ObjectIdentifier(S.self) {
-                if let list = bySenderType[ownType] {
-                    // The key is `S`'s identity, so the stored list is exactly this type.
-                    recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).entries
-                }
-            } else if let list = bySenderType[ownType] {
-                recipients.byOwnSenderType = list.envelopes(of: M.self, from: sender)
-            }
+        if sender != nil, !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(S.self)] {
+            // The key is `S`'s identity, so the stored list is exactly this type.
+            recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).entries
         }
         return recipients
+    }
+
+    /// The envelope subscriptions to the own type of a sender that the post site saw only as an
+    /// existential or an `Optional`, ready to yield to; nil when there are none. Rare, so
+    /// type-erased, and kept out of ``recipients(from:key:)``, which every post runs.
+    @usableFromInline
+    func envelopes(forOwnTypeOf sender: any Sendable) -> EnvelopeDelivery<M>? {
+        guard !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(type(of: sender as Any))] else {
+            return nil
+        }
+        return list.envelopes(of: M.self, from: sender)
     }
 
     // MARK: Removing

@@ -18,7 +18,10 @@ enum SenderKey {
     case value(ValueSender)
 
     /// Classifies a sender that ``unwrap(_:)`` found holds no `Optional`.
-    @inlinable
+    ///
+    /// Always inlined: called out of line, the object case retained and released the sender, and
+    /// a pinned sender's reference counts take the runtime's slow side-table path.
+    @inlinable @inline(__always)
     init<S: Sendable>(_ sender: S) {
         // Objects match by identity even when they are also Hashable.
         if S.self is AnyObject.Type {
@@ -53,20 +56,23 @@ enum SenderKey {
     enum Unwrapped {
         /// Nothing wraps the sender: use it as it is (the common case, decided without a cast).
         case asIs
-        /// The value an `Optional` (or an existential holding one) wrapped.
+        /// What an `Optional` or an existential box held, in an `any Sendable` whose own type
+        /// is the sender's.
         case contents(any Sendable)
         /// The sender was `nil`: there is no sender.
         case absent
     }
 
-    /// Looks through the `Optional`s around a sender.
+    /// Looks through the `Optional`s and existential boxes around a sender.
     ///
     /// A class, or a concrete type that is not `Optional`, is returned `.asIs` without a dynamic
     /// cast; only an `Optional`, or an existential box, is opened up.
-    @inlinable
+    @inlinable @inline(__always)
     static func unwrap<S: Sendable>(_ sender: S) -> Unwrapped {
         if S.self is AnyObject.Type { return .asIs }
-        if S.self is any OptionalSender.Type || type(of: sender as Any) != S.self {
+        // `_isOptional` is resolved at compile time in specialised code; asking whether `S`
+        // conforms to `OptionalSender` instead was a protocol-conformance lookup on every post.
+        if _isOptional(S.self) || type(of: sender as Any) != S.self {
             return unwrap(boxed: sender)
         }
         return .asIs
@@ -76,14 +82,10 @@ enum SenderKey {
     @usableFromInline
     static func unwrap(boxed sender: Any) -> Unwrapped {
         var contents = sender
-        var wasOptional = false
         while let optional = contents as? any OptionalSender {
             guard let wrapped = optional.wrappedSender else { return .absent }
             contents = wrapped
-            wasOptional = true
         }
-        // An existential holding no Optional is routed as it is: the rest of the route looks inside.
-        guard wasOptional else { return .asIs }
         return .contents(assumeSendable(contents))
     }
 }

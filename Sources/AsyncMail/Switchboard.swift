@@ -60,7 +60,7 @@ final class Switchboard: Sendable {
         }
 
         /// The table of the type `key` names, if it has one; remembered for the next lookup.
-        @inlinable
+        @inlinable @inline(__always)
         mutating func table(_ key: ObjectIdentifier) -> (any RouteTable)? {
             if let recent, recent.key == key { return recent.table }
             guard let table = tables[key] else { return nil }
@@ -114,7 +114,7 @@ final class Switchboard: Sendable {
     }
 
     /// Runs `body` holding the delivery lock; the one way into `deliveryOrder`.
-    @inlinable
+    @inlinable @inline(__always)
     func inDeliveryOrder<Result: Sendable>(_ body: () -> Result) -> Result {
         deliveryOrder.withLock { _ in
             // A second address inside this object: the delivery lock is a lock of its own.
@@ -283,30 +283,29 @@ final class Switchboard: Sendable {
 
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
-        inDeliveryOrder(M.self, from: Never?.none, key: .none, recording: mail) { $0.deliver(mail, from: nil) }
+        deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) { $0.deliver(mail, from: nil) }
     }
 
     @inlinable
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
         switch SenderKey.unwrap(sender) {
         case .asIs: post(unwrapped: mail, from: sender)
-        case .contents(let contents): post(unwrapped: mail, from: contents)
+        case .contents(let contents): post(opened: [mail], from: contents)
         case .absent: post(mail)
         }
     }
 
-    /// Posts from a sender that ``SenderKey/unwrap(_:)`` found holds no `Optional`.
+    /// Posts from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
-        inDeliveryOrder(M.self, from: sender, key: SenderKey(sender), recording: mail) {
-            $0.deliver(mail, from: sender)
-        }
+        let key = SenderKey(sender)
+        return deliverInOrder(M.self, from: sender, key: key, recording: mail) { $0.deliver(mail, from: sender) }
     }
 
     @inlinable
     func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
         let mails = Array(mails)  // read once: the last one is kept for replay
-        return inDeliveryOrder(M.self, from: Never?.none, key: .none, recording: mails.last) {
+        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last) {
             $0.deliver(contentsOf: mails, from: nil)
         }
     }
@@ -315,24 +314,39 @@ final class Switchboard: Sendable {
     func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
         switch SenderKey.unwrap(sender) {
         case .asIs: post(unwrappedContentsOf: Array(mails), from: sender)
-        case .contents(let contents): post(unwrappedContentsOf: Array(mails), from: contents)
+        case .contents(let contents): post(opened: Array(mails), from: contents)
         case .absent: post(contentsOf: mails)
         }
     }
 
-    /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found holds no `Optional`.
+    /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
-        inDeliveryOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) {
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) {
             $0.deliver(contentsOf: mails, from: sender)
+        }
+    }
+
+    /// Posts mail from a sender that the post site saw only inside an existential box or an
+    /// `Optional`: pinned routes look inside as usual, and sender-type subscriptions are found by
+    /// the sender's own type, in a second look-up that the common path never pays for.
+    @usableFromInline
+    func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) { recipients in
+            var receipt = recipients.deliver(contentsOf: mails, from: sender)
+            let envelopes = withRegistry { $0.existingRoutes(for: M.self)?.envelopes(forOwnTypeOf: sender) }
+            if let envelopes {
+                for mail in mails { envelopes.deliver(mail, &receipt) }
+            }
+            return receipt
         }
     }
 
     /// One post: captures its recipients and delivers to them holding the delivery lock, then,
     /// holding no lock, finishes departed senders' streams and releases what the post let go of
     /// (the snapshot, which may hold the last reference to a subscription, and replaced kept mail).
-    @inlinable
-    func inDeliveryOrder<M: Mail, S: Sendable>(
+    @inlinable @inline(__always)
+    func deliverInOrder<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
         key: SenderKey,
@@ -361,17 +375,19 @@ final class Switchboard: Sendable {
     ) -> (Recipients<M, S>, PostLeftovers<M>) {
         let typeKey = ObjectIdentifier(M.self)
         return withRegistry { registry in
-            var recipients = Recipients<M, S>()
-            var leftovers = PostLeftovers<M>()
-            if let table = registry.table(typeKey) {
-                let routes = unsafeDowncast(table, to: Routes<M>.self)
-                leftovers.departed = routes.sweepDepartedSendersAfterPost()
-                if let mail, let latest = routes.latest { leftovers.displaced = latest.record(mail, key: key) }
-                if routes.isUnused { registry.dropTable(typeKey) }
-                recipients = routes.recipients(from: sender, key: key)
+            guard let table = registry.table(typeKey) else {
+                var recipients = Recipients<M, S>()
+                if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
+                return (recipients, PostLeftovers())
             }
+            let routes = unsafeDowncast(table, to: Routes<M>.self)
+            let departed = routes.sweepDepartedSendersAfterPost()
+            var displaced: LatestMail<M>.Displaced?
+            if let mail, let latest = routes.latest { displaced = latest.record(mail, key: key) }
+            if routes.isUnused { registry.dropTable(typeKey) }
+            var recipients = routes.recipients(from: sender, key: key)
             if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
-            return (recipients, leftovers)
+            return (recipients, PostLeftovers(departed: departed, displaced: displaced))
         }
     }
 
@@ -446,11 +462,15 @@ final class Switchboard: Sendable {
 @usableFromInline
 struct PostLeftovers<M: Mail>: Sendable {
     /// Continuations of subscriptions whose pinned sender is gone.
-    @usableFromInline var departed: [any Finishable] = []
+    @usableFromInline let departed: [any Finishable]
     /// Kept mail this post replaced; released when this value is.
-    @usableFromInline var displaced: LatestMail<M>.Displaced?
+    @usableFromInline let displaced: LatestMail<M>.Displaced?
 
-    @inlinable init() {}
+    @inlinable
+    init(departed: [any Finishable] = [], displaced: LatestMail<M>.Displaced? = nil) {
+        self.departed = departed
+        self.displaced = displaced
+    }
 
     /// Finishes the departed streams; everything else goes when this value does.
     @inlinable

@@ -604,7 +604,11 @@ private final class ModelRun {
         } else {
             let expected = subscription.buffer.removeFirst()
             log("read #\(subscription.number): expect \(expected)")
-            let next = try await withTimeout { await reader.next() }
+            // Read in this task, not under `withTimeout`: its helper task would hold the stream
+            // until it is torn down, and a later drop must release the stream's last reference.
+            // A buffered element is handed over without suspending; were the model wrong and
+            // nothing buffered, the suite's time limit cancels this read and it fails.
+            let next = await reader.next()
             #expect(next == expected, "#\(subscription.number); \(context)")
         }
     }
