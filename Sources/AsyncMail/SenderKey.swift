@@ -17,7 +17,7 @@ enum SenderKey {
     /// A `Hashable` value, matched by type and equality.
     case value(ValueSender)
 
-    /// Classifies a sender that ``unwrap(_:)`` found holds no `Optional`.
+    /// Classifies a sender that ``unwrap(_:)`` returned as it is, or the contents it opened.
     ///
     /// Always inlined: called out of line, the object case retained and released the sender, and
     /// a pinned sender's reference counts take the runtime's slow side-table path.
@@ -51,7 +51,7 @@ enum SenderKey {
         }
     }
 
-    /// A sender with any `Optional` around it removed.
+    /// A sender with any `Optional` or existential box around it removed.
     @usableFromInline
     enum Unwrapped {
         /// Nothing wraps the sender: use it as it is (the common case, decided without a cast).
@@ -104,8 +104,8 @@ extension Optional: OptionalSender {
 
 /// `value` as `any Sendable`.
 ///
-/// Only called with a value an `Optional` sender held, and a sender is `Sendable`, so its payload
-/// is too. `Sendable` is a marker protocol: the cast checks nothing at run time and cannot fail.
+/// Only called with what an `Optional` or existential sender held, and a sender is `Sendable`, so
+/// its payload is too. `Sendable` is a marker protocol: the cast checks nothing at run time and cannot fail.
 /// (A generic cast, because `Any as? any Sendable` written out is diagnosed as always succeeding.)
 @usableFromInline
 func assumeSendable(_ value: Any) -> any Sendable {

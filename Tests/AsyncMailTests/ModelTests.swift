@@ -45,12 +45,6 @@ protocol ModelMail: Mail {
 struct MailA: ModelMail { let id: Int }
 struct MailB: ModelMail { let id: Int }
 
-/// A plain object sender.
-final class ModelObject: Sendable {
-    let name: String
-    init(_ name: String) { self.name = name }
-}
-
 /// An object sender whose instances all compare equal: only identity can tell them apart.
 final class ModelHashableObject: Hashable, Sendable {
     let name: String
@@ -356,7 +350,7 @@ private final class ModelRun {
         guard objects.count < 5 else { return }
         nextObject += 1
         let name = "o\(nextObject)"
-        objects[nextObject] = chance(50) ? ModelObject(name) : ModelHashableObject(name)
+        objects[nextObject] = chance(50) ? Player(name) : ModelHashableObject(name)
         objectNames[nextObject] = name
         log("new object \(name)")
     }

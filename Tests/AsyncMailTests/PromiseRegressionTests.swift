@@ -203,6 +203,7 @@ struct SenderClassificationTests {
         let fromLobby = await subscribeThroughHashable(mailroom, from: Optional(RoomID("lobby")))
         let players = await mailroom.subscribe(to: Ping.self, from: Player.self)
         let everyone = await mailroom.subscribe(to: Ping.self)
+        let pinnedToNil = await subscribeThroughHashable(mailroom, from: RoomID?.none)  // receives nothing
 
         #expect(await mailroom.post(Ping(id: 1), from: Optional(bob)) == Receipt(delivered: 3))
         #expect(
@@ -215,6 +216,9 @@ struct SenderClassificationTests {
         #expect(try await withTimeout { await fromLobby.first(1) }.map(\.id) == [3])
         #expect(try await withTimeout { await players.first(3) }.map(\.mail.id) == [1, 2, 5])
         #expect(try await withTimeout { await everyone.first(5) }.map(\.id) == [1, 2, 3, 4, 5])
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 5, "the one pinned to nil is live and counted")
+        await mailroom.close()
+        #expect(try await withTimeout { await pinnedToNil.collect() } == [], "nil is no sender: nothing matched it")
     }
 
     @Test("latest(_:from:) classifies its sender as posts do")
@@ -238,9 +242,12 @@ struct SenderClassificationTests {
         #expect(await mailroom.post(Ping(id: 2), from: alice as any Sendable) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 3), from: held) == Receipt(delivered: 1))
         #expect(await relay(Ping(id: 4), from: alice as any Sendable, via: mailroom) == Receipt(delivered: 1))
+        #expect(
+            await relay(Ping(id: 4), from: alice as any AnyObject & Sendable, via: mailroom) == Receipt(delivered: 1)
+        )
         #expect(await mailroom.post(Ping(id: 5), from: RoomID("a") as any Hashable & Sendable) == Receipt(delivered: 1))
-        let envelopes = try await withTimeout { await players.first(4) }
-        #expect(envelopes.map(\.mail.id) == [1, 2, 3, 4])
+        let envelopes = try await withTimeout { await players.first(5) }
+        #expect(envelopes.map(\.mail.id) == [1, 2, 3, 4, 4])
         #expect(envelopes.allSatisfy { $0.sender === alice })
         #expect(try await withTimeout { await rooms.first(1) }.map(\.sender) == [RoomID("a")])
     }
