@@ -1,5 +1,22 @@
 extension Mailroom {
-    // Test-only hooks. Internal: reachable from the test target through `@testable import`.
+    // Test-only hooks, all in this one file. Internal: reachable from the test target through
+    // `@testable import`. They read the registry under its lock and change nothing.
+
+    /// The number of live taps; lets tests prove a tap is removed.
+    var tapCount: Int {
+        switchboard.withRegistry { $0.taps.count }
+    }
+
+    /// The number of mail types that have a route table; lets tests prove nothing is retained.
+    var routeTableCount: Int {
+        switchboard.withRegistry { $0.tables.count }
+    }
+
+    /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
+    /// Unlike ``latest(_:from:)`` and ``subscriberCount(for:)``, it sweeps nothing.
+    func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
+        switchboard.withRegistry { $0.existingRoutes(for: M.self)?.latest?.byObject.count ?? 0 }
+    }
 
     /// Observes `M` like ``observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``,
     /// calling `afterTakingMail` right after the loop takes each mail and before it moves to the

@@ -14,8 +14,9 @@
 ///   posted afterwards can be missed, even before the stream is iterated.
 /// - **One order.** All subscribers of a mail type receive it in the order the mailroom
 ///   accepted the posts; each poster's mail arrives in the order it was posted.
-/// - **No hops.** `post` and `subscribe` never suspend and run on the caller's executor
-///   (`nonisolated(nonsending)`), so a main-actor caller pays no thread switch per post.
+/// - **No hops.** Every method runs on the caller's executor and never suspends
+///   (`nonisolated(nonsending)`), so a main-actor caller pays no thread switch per post. The
+///   `await` at each call site is part of the actor's shape, not a wait.
 /// - **No tokens.** Cancelling the task that iterates a stream, breaking out of its loop and
 ///   dropping it, or dropping a stream that was never iterated removes the subscription
 ///   before the loop ends: ``subscriberCount(for:)`` never counts it afterwards.
@@ -89,8 +90,8 @@ public final actor Mailroom {
     /// and posts of this type find it too: they check the pinned objects round-robin, one per
     /// post on average, so with `n` objects pinned to this type it finishes within `n` posts
     /// when `n <= 64` (at the next post when it is the only one) and within `n + 63` otherwise.
-    /// Checking every pinned object on every post would make a post cost 1.7 ms with 10,000 of
-    /// them; this keeps it O(1).
+    /// Checking every pinned object on every post would make a post's cost grow with their
+    /// number; this keeps it O(1).
     ///
     /// ```swift
     /// let fromLobby = await mailroom.subscribe(to: Joined.self, from: lobby)
@@ -241,11 +242,6 @@ public final actor Mailroom {
         switchboard.latest(M.self, from: SenderKey(classifying: sender))
     }
 
-    /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
-    func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
-        switchboard.retainedObjectSenderCount(for: M.self)
-    }
-
     // MARK: Posting
 
     /// Posts mail with no sender; it reaches only subscriptions without a sender filter.
@@ -281,7 +277,7 @@ public final actor Mailroom {
     ///
     /// Equivalent to posting each mail in turn, with nothing from other posters in between,
     /// but cheaper: the delivery lock and the lookup of subscriptions are taken once for the
-    /// whole batch (1.2–1.9x the throughput of single posts across the benchmark runs in `Benchmarks/README.md`).
+    /// whole batch (the measured gain is in `Benchmarks/README.md`).
     ///
     /// ```swift
     /// await mailroom.post(contentsOf: lines.map(ChatLine.init))
@@ -313,8 +309,9 @@ public final actor Mailroom {
     /// The number of live subscriptions to a mail type, across every sender filter.
     ///
     /// Exact at the moment it is read: a subscription whose consumer has left its loop is
-    /// never counted, and this call first ends subscriptions whose pinned sender is gone.
-    public func subscriberCount<M: Mail>(for type: M.Type) -> Int {
+    /// never counted, and this call first ends subscriptions whose pinned sender is gone. Like
+    /// every entry point, it runs on the caller's executor and never suspends.
+    public nonisolated(nonsending) func subscriberCount<M: Mail>(for type: M.Type) async -> Int {
         switchboard.subscriberCount(for: M.self)
     }
 
@@ -322,18 +319,9 @@ public final actor Mailroom {
     ///
     /// Consumers' loops end normally after draining what is already buffered. Afterwards
     /// `subscribe` returns an already-finished stream and `post` returns
-    /// `Receipt(delivered: 0, dropped: 0)`. Calling it again does nothing.
-    public func close() {
+    /// `Receipt(delivered: 0, dropped: 0)`. Calling it again does nothing. Like every entry
+    /// point, it runs on the caller's executor and never suspends.
+    public nonisolated(nonsending) func close() async {
         switchboard.close()
-    }
-
-    /// The number of live taps; lets tests prove a tap is removed.
-    var tapCount: Int {
-        switchboard.tapCount
-    }
-
-    /// The number of mail types with live subscriptions; lets tests prove nothing is retained.
-    var routeTableCount: Int {
-        switchboard.routeTableCount
     }
 }

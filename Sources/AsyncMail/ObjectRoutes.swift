@@ -18,11 +18,11 @@ final class ObjectRoute<M: Mail> {
 /// departed senders can be looked for a batch at a time, round-robin.
 ///
 /// Swift has no hook for an object's deallocation, so finding departed senders means reading
-/// weak references, each a likely cache miss. Checking all of them on every post made a post
-/// cost 1.7 ms with 10,000 pinned objects. Checking one per post kept posts O(1), but that one
-/// cold read still made a post beside 10,000 pinned objects 1.22–1.28x one alone. Checking a
-/// batch of consecutive routes every so many posts does the same number of checks, and the
-/// batch's reads overlap and follow allocation order: 1.03–1.09x (see `Benchmarks/README.md`).
+/// weak references, each a likely cache miss. Checking all of them on every post would make a
+/// post's cost grow with their number. Checking one per post keeps posts O(1), but that one cold
+/// read still shows beside many pinned objects. Checking a batch of consecutive routes every so
+/// many posts does the same number of checks, and the batch's reads overlap and follow
+/// allocation order (figures in `Benchmarks/README.md`).
 @usableFromInline
 struct ObjectRoutes<M: Mail> {
     /// Every route, in no particular order.

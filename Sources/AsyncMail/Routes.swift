@@ -24,7 +24,7 @@ protocol RouteTable: AnyObject {
 /// needs the registry re-entered while one of these properties is being accessed, and no code
 /// runs during such an access but this module's: subscribers' filters and replays run on values
 /// already read out, and re-entering through the public API would block on the non-recursive
-/// lock. The checks cost about 8% of a post (`Probe quick`: 440 to 400 ns); the TSan run in
+/// lock. The checks are a measurable share of a post (`Benchmarks/README.md`); the TSan run in
 /// `.ci/run` still watches every access for races.
 @usableFromInline
 final class Routes<M: Mail>: RouteTable {

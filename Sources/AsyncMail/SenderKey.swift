@@ -27,7 +27,7 @@ enum SenderKey {
         if S.self is AnyObject.Type {
             // `S` is itself a class, so a value of it is one strong reference: exactly what an
             // `AnyObject` holds. Reinterpreting it skips the runtime's bridging cast that
-            // `as AnyObject` makes in generic code, which cost 14% of an object-pinned post.
+            // `as AnyObject` makes in generic code, a measurable share of an object-pinned post.
             self = .object(ObjectSender(unsafeBitCast(sender, to: AnyObject.self)))
         } else if type(of: sender as Any) is AnyObject.Type {
             // An existential holding an object. (`type(of: sender)` would be the existential's

@@ -24,8 +24,7 @@ final class Switchboard: Sendable {
         /// Route tables by mail type identity; a table is dropped as soon as it is empty.
         @usableFromInline var tables: [ObjectIdentifier: any RouteTable] = [:]
         /// The table the last post looked up, so that a run of posts of one type skips hashing
-        /// the type (90 of the 800 instructions a post adds to a raw yield). Cleared whenever its
-        /// table is dropped: see ``dropTable(_:)``.
+        /// the type. Cleared whenever its table is dropped: see ``dropTable(_:)``.
         @usableFromInline var recent: (key: ObjectIdentifier, table: any RouteTable)?
         /// Set by `close()`: from then on nothing is registered and nothing is delivered.
         @usableFromInline var isClosed = false
@@ -271,14 +270,6 @@ final class Switchboard: Sendable {
         return latest
     }
 
-    /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
-    func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
-        withRegistry { registry in
-            guard let table = registry.tables[ObjectIdentifier(M.self)] else { return 0 }
-            return unsafeDowncast(table, to: Routes<M>.self).latest?.objectSenderCount ?? 0
-        }
-    }
-
     // MARK: Posting
 
     @inlinable
@@ -405,16 +396,6 @@ final class Switchboard: Sendable {
         for continuation in departed { continuation.finish() }
         _ = swept  // released with no lock held
         return count
-    }
-
-    /// The number of live taps; lets tests prove a tap is removed.
-    var tapCount: Int {
-        withRegistry { $0.taps.count }
-    }
-
-    /// The number of mail types that currently have a route table; lets tests prove nothing leaks.
-    var routeTableCount: Int {
-        withRegistry { $0.tables.count }
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.

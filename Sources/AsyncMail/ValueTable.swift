@@ -4,8 +4,9 @@
 /// Keyed by ``ValueSender`` itself, a lookup copied and destroyed a 64-byte key holding an
 /// existential and a closure at every probe. With 10,000 values the probe sequence of one key
 /// could be long or short depending on the table's per-instance hash seed, so the same post beside
-/// 10,000 other value senders cost 1.00x or 1.37x one alone, from one table to the next. Digests
-/// are two words compared in place; the full sender is compared once, on a digest match.
+/// many other value senders cost more in one table than in the next. Digests are two words
+/// compared in place; the full sender is compared once, on a digest match (figures in
+/// `Benchmarks/README.md`).
 @usableFromInline
 struct ValueTable<Value> {
     /// What the hash table holds: enough to find a sender's slot, cheap to compare.

@@ -112,4 +112,19 @@ struct ReplayTests {
         #expect(await mailroom.latest(Settings.self) == nil)
         #expect(await mailroom.routeTableCount == 0)
     }
+
+    @Test("posting alone frees departed senders' kept mail once the object senders double")
+    func departedKeptMailSweptByPostsAlone() async {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Settings.self)
+        var first: [Player]? = (0..<100).map { Player("first \($0)") }
+        for sender in first! { await mailroom.post(Settings(theme: sender.name), from: sender) }
+        // Made while the first hundred live, so no address is reused.
+        let second = (0..<100).map { Player("second \($0)") }
+        first = nil
+        for sender in second { await mailroom.post(Settings(theme: sender.name), from: sender) }
+        // No count or `latest` ran: only posts swept. Without the sweep there would be 200.
+        #expect(await mailroom.retainedObjectSenderCount(for: Settings.self) == 100)
+        withExtendedLifetime(second) {}
+    }
 }
