@@ -5,7 +5,7 @@
 /// witnesses, which made every post measurably slower; a reference makes it a pointer check.
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held, which is why its mutable
-/// properties skip dynamic exclusivity checks (see ``Routes``).
+/// properties skip dynamic exclusivity checks (see ``RouteTable``).
 @usableFromInline
 final class LatestMail<M: Mail> {
     /// A mail kept for an object sender, which is held weakly.
@@ -61,7 +61,7 @@ final class LatestMail<M: Mail> {
             displaced.fromSender = byValue[value]
             byValue[value] = mail
         case .object(let sender):
-            // A live sender at the kept sender's address is the kept sender (see Routes.recipients).
+            // A live sender at the kept sender's address is the kept sender (see RouteTable.recipients).
             if let kept = byObject[sender.id], kept.sender != nil {
                 displaced.fromSender = kept.mail
                 kept.mail = mail

@@ -12,14 +12,11 @@ extension Mailroom {
     ) -> Subscription<M> {
         switchboard.subscribe(
             M.self,
-            filter: .everyone,
+            at: .everyone,
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
             replay: startingWithLatest ? { $0.latest?.newestFromLiveSender } : nil
-        ) { routes, subscriber in
-            routes.addEveryone(subscriber)
-            return []
-        }
+        )
     }
 
     @inlinable
@@ -32,13 +29,12 @@ extension Mailroom {
     ) -> Subscription<M> {
         switchboard.subscribe(
             M.self,
-            filter: .object(ObjectIdentifier(sender)),
+            at: .object(ObjectIdentifier(sender)),
+            pinning: sender,
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
             replay: startingWithLatest ? { $0.latest?.newest(from: .object(ObjectSender(sender))) } : nil
-        ) { routes, subscriber in
-            routes.addObject(subscriber, sender: sender)
-        }
+        )
     }
 
     /// Pins to a `Hashable` sender, classified by its value exactly as a post classifies it
@@ -69,14 +65,11 @@ extension Mailroom {
         }
         return switchboard.subscribe(
             M.self,
-            filter: .value(key),
+            at: .value(key),
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
             replay: startingWithLatest ? { $0.latest?.newest(from: .value(key)) } : nil
-        ) { routes, subscriber in
-            routes.addValue(subscriber, sender: key)
-            return []
-        }
+        )
     }
 
     @inlinable
@@ -92,12 +85,9 @@ extension Mailroom {
         }
         return switchboard.subscribe(
             M.self,
-            filter: .senderType(ObjectIdentifier(S.self)),
+            at: .senderType(ObjectIdentifier(S.self)),
             bufferingPolicy: bufferingPolicy,
             accepts: accepts
-        ) { routes, subscriber in
-            routes.addSenderType(subscriber)
-            return []
-        }
+        )
     }
 }

@@ -15,7 +15,7 @@ extension Mailroom {
     /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
     /// Unlike ``latest(_:from:)`` and ``subscriberCount(for:)``, it sweeps nothing.
     func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
-        switchboard.withRegistry { $0.existingRoutes(for: M.self)?.latest?.byObject.count ?? 0 }
+        switchboard.withRegistry { $0.existingTable(for: M.self)?.latest?.byObject.count ?? 0 }
     }
 
     /// Observes `M` like ``observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``,

@@ -58,7 +58,7 @@ extension Envelope: ErasedEnvelope {
 /// and removal is O(1) (swap with the last; the order among subscribers carries no meaning).
 ///
 /// Only ever touched while the owning ``Switchboard``'s lock is held, which is why its mutable
-/// properties skip dynamic exclusivity checks (see ``Routes``).
+/// properties skip dynamic exclusivity checks (see ``RouteTable``).
 @usableFromInline
 final class Subscribers<Element: Sendable>: SubscriberList {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.

@@ -22,10 +22,10 @@ final class Switchboard: Sendable {
     @usableFromInline
     struct Registry {
         /// Route tables by mail type identity; a table is dropped as soon as it is empty.
-        @usableFromInline var tables: [ObjectIdentifier: any RouteTable] = [:]
+        @usableFromInline var tables: [ObjectIdentifier: any AnyRouteTable] = [:]
         /// The table the last post looked up, so that a run of posts of one type skips hashing
         /// the type. Cleared whenever its table is dropped: see ``dropTable(_:)``.
-        @usableFromInline var recent: (key: ObjectIdentifier, table: any RouteTable)?
+        @usableFromInline var recent: (key: ObjectIdentifier, table: any AnyRouteTable)?
         /// Set by `close()`: from then on nothing is registered and nothing is delivered.
         @usableFromInline var isClosed = false
         /// What ``Mailroom/onClose(_:)`` registered, to run once after `close()`.
@@ -39,32 +39,39 @@ final class Switchboard: Sendable {
 
         /// The table of `M`, made if there is none yet.
         @inlinable
-        mutating func routes<M: Mail>(for type: M.Type) -> Routes<M> {
-            let typeKey = ObjectIdentifier(M.self)
-            if let table = tables[typeKey] {
-                // Tables are keyed by `M`'s identity, so this one is exactly `Routes<M>`.
-                return unsafeDowncast(table, to: Routes<M>.self)
-            }
-            let routes = Routes<M>()
-            tables[typeKey] = routes
-            return routes
+        mutating func table<M: Mail>(for type: M.Type) -> RouteTable<M> {
+            if let table = existingTable(for: M.self) { return table }
+            let table = RouteTable<M>()
+            tables[ObjectIdentifier(M.self)] = table
+            return table
         }
 
         /// The table of `M`, if it has one.
         @inlinable
-        func existingRoutes<M: Mail>(for type: M.Type) -> Routes<M>? {
-            guard let table = tables[ObjectIdentifier(M.self)] else { return nil }
-            // Tables are keyed by `M`'s identity, so this one is exactly `Routes<M>`.
-            return unsafeDowncast(table, to: Routes<M>.self)
+        func existingTable<M: Mail>(for type: M.Type) -> RouteTable<M>? {
+            tables[ObjectIdentifier(M.self)].map { Self.downcast($0, to: M.self) }
         }
 
-        /// The table of the type `key` names, if it has one; remembered for the next lookup.
+        /// The table of `M`, if it has one, by way of the table the last post used: a run of
+        /// posts of one type then skips hashing the type.
         @inlinable @inline(__always)
-        mutating func table(_ key: ObjectIdentifier) -> (any RouteTable)? {
-            if let recent, recent.key == key { return recent.table }
+        mutating func recentTable<M: Mail>(for type: M.Type) -> RouteTable<M>? {
+            let key = ObjectIdentifier(M.self)
+            if let recent, recent.key == key { return Self.downcast(recent.table, to: M.self) }
             guard let table = tables[key] else { return nil }
             recent = (key, table)
-            return table
+            return Self.downcast(table, to: M.self)
+        }
+
+        /// `table` as the table of `M`, without a dynamic cast.
+        ///
+        /// The one place a table's type is taken on trust. It is safe because a table is only
+        /// ever stored under the identity of its own mail type: ``table(for:)`` stores a
+        /// `RouteTable<M>` under `ObjectIdentifier(M.self)`, `recent` only caches what `tables`
+        /// holds under the same key, and every caller passes the `M` whose identity it looked up.
+        @inlinable @inline(__always)
+        static func downcast<M: Mail>(_ table: any AnyRouteTable, to type: M.Type) -> RouteTable<M> {
+            unsafeDowncast(table, to: RouteTable<M>.self)
         }
 
         /// Drops the table of the type `key` names. Every removal but `close()`'s (which clears
@@ -75,19 +82,37 @@ final class Switchboard: Sendable {
             if recent?.key == key { recent = nil }
         }
 
-        /// Removes a subscription to `M`, and `M`'s table with it once nothing is left in it.
+        /// Files `subscriber` where `route` says; `M` is the mail type of a table route.
+        /// Returns the continuations of a departed sender it displaced.
         @inlinable
-        mutating func remove<M: Mail, Element>(
+        mutating func add<M: Mail, Element>(
             _ subscriber: Subscriber<Element>,
+            to route: Route,
             of type: M.Type,
-            from filter: Filter
-        ) -> (any Finishable)? {
-            let typeKey = ObjectIdentifier(M.self)
-            guard let table = tables[typeKey] else { return nil }
-            let routes = unsafeDowncast(table, to: Routes<M>.self)
-            let removed = routes.remove(subscriber, from: filter)
-            if routes.isUnused { dropTable(typeKey) }
-            return removed
+            pinning sender: AnyObject?
+        ) -> [any Finishable] {
+            switch route {
+            case .tap:
+                if let tap = subscriber as? Subscriber<PostedMail> { taps.add(tap) }
+                return []
+            case .table(_, let place):
+                return table(for: M.self).add(subscriber, at: place, pinning: sender)
+            }
+        }
+
+        /// Takes `subscriber` out of `route`, and a table with it once nothing is left in it.
+        /// Returns the removed continuation, to be released after unlocking.
+        @usableFromInline
+        mutating func remove(_ subscriber: AnyObject, from route: Route) -> (any Finishable)? {
+            switch route {
+            case .tap:
+                return taps.removeErased(subscriber)
+            case .table(let key, let place):
+                guard let table = tables[key] else { return nil }
+                let removed = table.remove(subscriber, at: place)
+                if table.isUnused { dropTable(key) }
+                return removed
+            }
         }
     }
 
@@ -131,37 +156,30 @@ final class Switchboard: Sendable {
 
     // MARK: Subscribing
 
-    /// Registers a new stream in `M`'s route table before returning it, so nothing posted
-    /// afterwards can be missed.
-    ///
-    /// `insert` files the subscriber into the right route and returns the continuations of
-    /// any departed sender it displaced, to be finished after unlocking.
+    /// Registers a new stream at `place` in `M`'s route table before returning it, so nothing
+    /// posted afterwards can be missed. An object place needs the object, `sender`.
     @inlinable
     func subscribe<M: Mail, Element: Sendable>(
         _ type: M.Type,
-        filter: Filter,
+        at place: TableRoute,
+        pinning sender: AnyObject? = nil,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
-        replay: ((Routes<M>) -> Element?)? = nil,
-        insert: (Routes<M>, Subscriber<Element>) -> [any Finishable]
+        replay: ((RouteTable<M>) -> Element?)? = nil
     ) -> Subscription<Element> {
         // Replaying registers under the delivery lock, so no newer post can overtake the
         // replayed mail. The stream has no consumer yet, so yielding to it wakes no task.
-        let (subscription, displaced) = inDeliveryOrder(if: replay != nil) {
+        let (subscription, afterUnlock) = inDeliveryOrder(if: replay != nil) {
             register(
-                filter: filter,
+                M.self,
+                at: .table(ObjectIdentifier(M.self), place),
+                pinning: sender,
                 bufferingPolicy: bufferingPolicy,
                 accepts: accepts,
-                file: { registry, subscriber in
-                    let routes = registry.routes(for: M.self)
-                    return (insert(routes, subscriber), replay?(routes))
-                },
-                unfile: { registry, subscriber, filter in registry.remove(subscriber, of: M.self, from: filter) }
+                replay: replay
             )
         }
-        // Finished with no lock held: ending a stream runs its termination handler and can
-        // release the last reference to a filter's captures.
-        for continuation in displaced { continuation.finish() }
+        afterUnlock.perform()
         return subscription
     }
 
@@ -171,41 +189,35 @@ final class Switchboard: Sendable {
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy,
         accepts: (@Sendable (PostedMail) -> Bool)?
     ) -> AsyncStream<PostedMail> {
-        register(
-            filter: .everyone,
+        let (subscription, afterUnlock) = register(
+            NoMail.self,
+            at: .tap,
+            pinning: nil,
             bufferingPolicy: bufferingPolicy,
             accepts: accepts,
-            file: { registry, subscriber in
-                registry.taps.add(subscriber)
-                return ([], nil)
-            },
-            unfile: { registry, subscriber, _ in registry.taps.remove(subscriber) }
-        ).subscription.stream
+            replay: nil
+        )
+        afterUnlock.perform()
+        return subscription.stream
     }
 
-    /// Takes a subscription out of the registry; what a stream's termination handler runs.
-    ///
-    /// It gets everything it needs as arguments, so in specialised code the closure captures
-    /// nothing and the termination handler costs one allocation, not two.
-    @usableFromInline
-    typealias Unfile<Element: Sendable> = @Sendable (inout Registry, Subscriber<Element>, Filter) -> (any Finishable)?
-
     /// The one way a stream is registered: made, given a termination handler that takes it out
-    /// again with `unfile`, and filed under the lock (or finished at once when the mailroom is
-    /// closed).
+    /// of `route` again, and filed at `route` under the lock (or finished at once when the
+    /// mailroom is closed).
     ///
-    /// `file` puts the subscriber in place and returns the continuations it displaced and the
-    /// mail to replay into the new stream, if any. The replayed mail passes the subscription's
-    /// filter after the registry lock is released (a filter is user code), and the displaced
-    /// continuations are returned for the caller to finish once it holds no lock.
+    /// The mail to replay, if any, is read under the lock and passes the subscription's filter
+    /// after it is released (a filter is user code). The continuations of a departed sender that
+    /// filing displaced come back in the ``AfterUnlock`` for the caller to finish once it holds
+    /// no lock.
     @inlinable
-    func register<Element: Sendable>(
-        filter: Filter,
+    func register<M: Mail, Element: Sendable>(
+        _ type: M.Type,
+        at route: Route,
+        pinning sender: AnyObject?,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
-        file: (inout Registry, Subscriber<Element>) -> (displaced: [any Finishable], replayed: Element?),
-        unfile: @escaping Unfile<Element>
-    ) -> (subscription: Subscription<Element>, displaced: [any Finishable]) {
+        replay: ((RouteTable<M>) -> Element?)?
+    ) -> (Subscription<Element>, AfterUnlock<Void>) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
             bufferingPolicy: bufferingPolicy
@@ -217,19 +229,20 @@ final class Switchboard: Sendable {
         // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
         // finished by `close()`, by a departed sender, or by this mailroom's deinit.
         continuation.onTermination = { [weak self] _ in
-            self?.unregister(subscriber, from: filter, using: unfile)
+            self?.unregister(subscriber, from: route)
         }
         let filed: (displaced: [any Finishable], replayed: Element?)? = withRegistry { registry in
             guard !registry.isClosed else { return nil }
-            return file(&registry, subscriber)
+            let displaced = registry.add(subscriber, to: route, of: M.self, pinning: sender)
+            return (displaced, replay.flatMap { replay in registry.existingTable(for: M.self).flatMap(replay) })
         }
         let subscription = Subscription(stream: stream, continuation: continuation)
         guard let filed else {
             continuation.finish()
-            return (subscription, [])
+            return (subscription, AfterUnlock(releasing: ()))
         }
         if let replayed = filed.replayed, accepts?(replayed) != false { continuation.yield(replayed) }
-        return (subscription, filed.displaced)
+        return (subscription, AfterUnlock(finishing: filed.displaced, releasing: ()))
     }
 
     /// Runs `body` holding the delivery lock when `serialised`, and without it otherwise.
@@ -238,11 +251,12 @@ final class Switchboard: Sendable {
         serialised ? inDeliveryOrder(body) : body()
     }
 
-    @inlinable
-    func unregister<Element>(_ subscriber: Subscriber<Element>, from filter: Filter, using unfile: Unfile<Element>) {
-        let removed = withRegistry { unfile(&$0, subscriber, filter) }
+    /// Takes a subscription out of the registry; what a stream's termination handler runs.
+    @usableFromInline
+    func unregister(_ subscriber: AnyObject, from route: Route) {
+        let removed = withRegistry { AfterUnlock(releasing: $0.remove(subscriber, from: route)) }
         // Released here, outside the lock: dropping a continuation can run a termination handler.
-        _ = removed
+        removed.perform()
     }
 
     // MARK: Keeping the latest mail
@@ -252,21 +266,23 @@ final class Switchboard: Sendable {
     func retainLatest<M: Mail>(_ type: M.Type) {
         withRegistry { registry in
             guard !registry.isClosed else { return }
-            let routes = registry.routes(for: M.self)
-            if routes.latest == nil { routes.latest = LatestMail() }
+            let table = registry.table(for: M.self)
+            if table.latest == nil { table.latest = LatestMail() }
         }
     }
 
     /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
-        let (latest, swept) = withRegistry { registry -> (M?, [M]) in
-            guard let routes = registry.existingRoutes(for: M.self), let kept = routes.latest else { return (nil, []) }
-            let swept = kept.sweep()
-            guard let key else { return (kept.newestFromLiveSender, swept) }
-            return (kept.newest(from: key), swept)
+        let (latest, afterUnlock) = withRegistry { registry -> (M?, AfterUnlock<[M]>) in
+            guard let kept = registry.existingTable(for: M.self)?.latest else {
+                return (nil, AfterUnlock(releasing: []))
+            }
+            let afterUnlock = AfterUnlock(releasing: kept.sweep())
+            guard let key else { return (kept.newestFromLiveSender, afterUnlock) }
+            return (kept.newest(from: key), afterUnlock)
         }
-        _ = swept  // released here, with no lock held: a kept mail's deinit is user code
+        afterUnlock.perform()
         return latest
     }
 
@@ -325,7 +341,7 @@ final class Switchboard: Sendable {
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
         deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) { recipients in
             var receipt = recipients.deliver(contentsOf: mails, from: sender)
-            let envelopes = withRegistry { $0.existingRoutes(for: M.self)?.envelopes(forOwnTypeOf: sender) }
+            let envelopes = withRegistry { $0.existingTable(for: M.self)?.envelopes(forOwnTypeOf: sender) }
             if let envelopes {
                 for mail in mails { envelopes.deliver(mail, &receipt) }
             }
@@ -344,41 +360,37 @@ final class Switchboard: Sendable {
         recording last: M?,
         deliver: (Recipients<M, S>) -> Receipt
     ) -> Receipt {
-        let (receipt, recipients, leftovers) = inDeliveryOrder {
-            let (recipients, leftovers) = capture(M.self, from: sender, key: key, recording: last)
-            return (deliver(recipients), recipients, leftovers)
+        let (receipt, recipients, afterUnlock) = inDeliveryOrder {
+            let (recipients, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
+            return (deliver(recipients), recipients, afterUnlock)
         }
-        leftovers.perform()
-        _ = recipients
+        afterUnlock.perform()
+        _ = recipients  // the snapshot may hold the last reference to a subscription: released here
         return receipt
     }
 
-    /// Captures who a post must reach, first ending subscriptions whose sender is gone.
+    /// Captures who a post must reach, after the table's housekeeping for the post.
     ///
     /// Only the capture happens under `registry`; the caller yields after it is released (see
-    /// ``Recipients`` for why), and performs the ``PostLeftovers`` once it holds no lock at all.
+    /// ``Recipients`` for why), and performs the ``AfterUnlock`` once it holds no lock at all.
     @inlinable
     func capture<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
         key: SenderKey,
         recording mail: M?
-    ) -> (Recipients<M, S>, PostLeftovers<M>) {
-        let typeKey = ObjectIdentifier(M.self)
-        return withRegistry { registry in
-            guard let table = registry.table(typeKey) else {
+    ) -> (Recipients<M, S>, AfterUnlock<LatestMail<M>.Displaced?>) {
+        withRegistry { registry in
+            guard let table = registry.recentTable(for: M.self) else {
                 var recipients = Recipients<M, S>()
                 if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
-                return (recipients, PostLeftovers())
+                return (recipients, AfterUnlock(releasing: nil))
             }
-            let routes = unsafeDowncast(table, to: Routes<M>.self)
-            let departed = routes.sweepDepartedSendersAfterPost()
-            var displaced: LatestMail<M>.Displaced?
-            if let mail, let latest = routes.latest { displaced = latest.record(mail, key: key) }
-            if routes.isUnused { registry.dropTable(typeKey) }
-            var recipients = routes.recipients(from: sender, key: key)
+            let afterUnlock = table.housekeep(afterPosting: mail, key: key)
+            if table.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
+            var recipients = table.recipients(from: sender, key: key)
             if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
-            return (recipients, PostLeftovers(departed: departed, displaced: displaced))
+            return (recipients, afterUnlock)
         }
     }
 
@@ -386,15 +398,16 @@ final class Switchboard: Sendable {
 
     @usableFromInline
     func subscriberCount<M: Mail>(for type: M.Type) -> Int {
-        let (count, departed, swept) = withRegistry { registry -> (Int, [any Finishable], [M]) in
-            guard let routes = registry.existingRoutes(for: M.self) else { return (0, [], []) }
-            let departed = routes.sweepDepartedSenders()
-            let swept = routes.latest?.sweep() ?? []
-            if routes.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
-            return (routes.count, departed, swept)
+        let (count, afterUnlock) = withRegistry { registry -> (Int, AfterUnlock<[M]>) in
+            guard let table = registry.existingTable(for: M.self) else { return (0, AfterUnlock(releasing: [])) }
+            let afterUnlock = AfterUnlock(
+                finishing: table.sweepDepartedSenders(),
+                releasing: table.latest?.sweep() ?? []
+            )
+            if table.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
+            return (table.count, afterUnlock)
         }
-        for continuation in departed { continuation.finish() }
-        _ = swept  // released with no lock held
+        afterUnlock.perform()
         return count
     }
 
@@ -404,18 +417,20 @@ final class Switchboard: Sendable {
     /// kept mail and filters, whose deinits are user code.
     @usableFromInline
     func close() {
-        let (all, tables, actions): ([any Finishable], Discarded, [@Sendable () -> Void]) = withRegistry { registry in
+        let (afterUnlock, actions) = withRegistry { registry -> (AfterUnlock<Discarded>, [@Sendable () -> Void]) in
             registry.isClosed = true
             registry.recent = nil
             defer {
                 registry.tables = [:]
                 registry.closeActions = [:]
             }
-            let all = registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll()
-            return (all, Discarded(Array(registry.tables.values)), Array(registry.closeActions.values))
+            let afterUnlock = AfterUnlock(
+                finishing: registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll(),
+                releasing: Discarded(Array(registry.tables.values))
+            )
+            return (afterUnlock, Array(registry.closeActions.values))
         }
-        for continuation in all { continuation.finish() }
-        _ = tables  // released with no lock held
+        afterUnlock.perform()
         for action in actions { action() }
     }
 
@@ -433,29 +448,7 @@ final class Switchboard: Sendable {
 
     /// Forgets a close action that has not run; released after unlocking, as it may hold user values.
     func removeCloseAction(_ key: Int) {
-        let removed = withRegistry { $0.closeActions.removeValue(forKey: key) }
-        _ = removed
-    }
-}
-
-/// What a post leaves to do once it holds no lock: finish the streams of departed senders, and
-/// release the kept mail it replaced (a mail's deinit is user code, so it must not run under a lock).
-@usableFromInline
-struct PostLeftovers<M: Mail>: Sendable {
-    /// Continuations of subscriptions whose pinned sender is gone.
-    @usableFromInline let departed: [any Finishable]
-    /// Kept mail this post replaced; released when this value is.
-    @usableFromInline let displaced: LatestMail<M>.Displaced?
-
-    @inlinable
-    init(departed: [any Finishable] = [], displaced: LatestMail<M>.Displaced? = nil) {
-        self.departed = departed
-        self.displaced = displaced
-    }
-
-    /// Finishes the departed streams; everything else goes when this value does.
-    @inlinable
-    func perform() {
-        for continuation in departed { continuation.finish() }
+        let removed = withRegistry { AfterUnlock(releasing: $0.closeActions.removeValue(forKey: key)) }
+        removed.perform()
     }
 }

@@ -137,7 +137,7 @@ struct DepartedSenderTests {
         arguments: 1...6
     )
     func sweepBoundExhaustive(n: Int) {
-        let batch = Routes<Ping>.sweepBatch
+        let batch = RouteTable<Ping>.sweepBatch
         for warmUp in 0..<(2 * n + 1) {
             for departing in 1..<(1 << n) {
                 var senders: [Player?] = (0..<n).map { Player("p\($0)") }
@@ -167,7 +167,7 @@ struct DepartedSenderTests {
                 let late = Player("late")  // made first, so it cannot reuse a departed sender's address
                 var routes = ObjectRoutes<Ping>()
                 for sender in senders { _ = routes.insert(ObjectRoute(sender: sender!)) }
-                for _ in 0..<warmUp { _ = routes.sweepAfterPost(batch: Routes<Ping>.sweepBatch) }
+                for _ in 0..<warmUp { _ = routes.sweepAfterPost(batch: RouteTable<Ping>.sweepBatch) }
                 for index in 0..<n where departing & (1 << index) != 0 { senders[index] = nil }
                 // Pinned after the cursor moved: the route the old sweep's budget re-checked.
                 _ = routes.insert(ObjectRoute(sender: late))

@@ -258,7 +258,7 @@ struct SenderFilterTests {
 
     @Test("with more pinned senders than a sweep batch, a departed one's stream ends within n + batch - 1 posts")
     func departedAmongMoreThanABatchEndsWithinBound() async throws {
-        let batch = Routes<Ping>.sweepBatch
+        let batch = RouteTable<Ping>.sweepBatch
         let mailroom = Mailroom()
         let stayers = 2 * batch + 10
         let (kept, ended) = await pinStayersAndALeaver(stayers, on: mailroom)

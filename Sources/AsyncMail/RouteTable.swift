@@ -1,16 +1,12 @@
-/// Which route of a mail type a subscription lives in, so its termination handler can find it.
-/// Taps, which have no mail type, say `.everyone`.
+/// The type-erased face of ``RouteTable``, so one dictionary can hold the tables of every mail
+/// type, and a termination handler, which knows no mail type, can remove from one.
 @usableFromInline
-enum Filter: Sendable {
-    case everyone
-    case object(ObjectIdentifier)
-    case value(ValueSender)
-    case senderType(ObjectIdentifier)
-}
-
-/// The type-erased face of ``Routes``, so one dictionary can hold the tables of every mail type.
-@usableFromInline
-protocol RouteTable: AnyObject {
+protocol AnyRouteTable: AnyObject {
+    /// Whether the table can go: no subscriptions, and no mail kept for replay.
+    var isUnused: Bool { get }
+    /// Removes `subscriber` from `place`; nil when it is no longer there.
+    func remove(_ subscriber: AnyObject, at place: TableRoute) -> (any Finishable)?
+    /// Removes every subscription and returns their continuations to finish.
     func removeAll() -> [any Finishable]
 }
 
@@ -27,7 +23,7 @@ protocol RouteTable: AnyObject {
 /// lock. The checks are a measurable share of a post (`Benchmarks/README.md`); the TSan run in
 /// `.ci/run` still watches every access for races.
 @usableFromInline
-final class Routes<M: Mail>: RouteTable {
+final class RouteTable<M: Mail>: AnyRouteTable {
     /// Subscriptions that take every mail of this type, from any sender or none.
     @usableFromInline let everyone = Subscribers<M>()
     /// Subscriptions pinned to one object or actor, by identity.
@@ -52,54 +48,55 @@ final class Routes<M: Mail>: RouteTable {
 
     // MARK: Adding
 
+    /// Files `subscriber` at `place`. An object route needs the object itself, `sender`, to hold
+    /// weakly. Returns the continuations of a departed sender whose address `sender` reuses, to
+    /// finish after unlocking.
+    ///
+    /// Every place but `.senderType` holds `Subscriber<M>`; in specialised code the cast below
+    /// is resolved at compile time. A `.senderType(key)` place is only ever made by the
+    /// sender-type `subscribe`, with `key` the identity of `S` and `Element` `Envelope<M, S>`,
+    /// so the list stored at `key` holds exactly `Element`.
     @inlinable
-    func addEveryone(_ subscriber: Subscriber<M>) {
-        everyone.add(subscriber)
-        count += 1
-    }
-
-    /// Returns the subscriptions of a departed sender whose address `sender` now reuses; finish them.
-    @inlinable
-    func addObject(_ subscriber: Subscriber<M>, sender: AnyObject) -> [any Finishable] {
+    func add<Element>(
+        _ subscriber: Subscriber<Element>,
+        at place: TableRoute,
+        pinning sender: AnyObject?
+    ) -> [any Finishable] {
         var departed: [any Finishable] = []
-        let route: ObjectRoute<M>
-        if let existing = byObject[ObjectIdentifier(sender)], existing.sender === sender {
-            route = existing
-        } else {
-            route = ObjectRoute(sender: sender)
-            if let stale = byObject.insert(route) { departed = takeAll(of: stale) }
+        switch place {
+        case .everyone:
+            guard let subscriber = subscriber as? Subscriber<M> else { return [] }
+            everyone.add(subscriber)
+        case .object:
+            guard let subscriber = subscriber as? Subscriber<M>, let sender else { return [] }
+            let route: ObjectRoute<M>
+            if let existing = byObject[ObjectIdentifier(sender)], existing.sender === sender {
+                route = existing
+            } else {
+                route = ObjectRoute(sender: sender)
+                if let stale = byObject.insert(route) { departed = takeAll(of: stale) }
+            }
+            route.subscribers.add(subscriber)
+        case .value(let key):
+            guard let subscriber = subscriber as? Subscriber<M> else { return [] }
+            if let existing = byValue[key] {
+                existing.add(subscriber)
+            } else {
+                let subscribers = Subscribers<M>()
+                subscribers.add(subscriber)
+                byValue[key] = subscribers
+            }
+        case .senderType(let key):
+            if let existing = bySenderType[key] {
+                unsafeDowncast(existing, to: Subscribers<Element>.self).add(subscriber)
+            } else {
+                let subscribers = Subscribers<Element>()
+                subscribers.add(subscriber)
+                bySenderType[key] = subscribers
+            }
         }
-        route.subscribers.add(subscriber)
         count += 1
         return departed
-    }
-
-    @inlinable
-    func addValue(_ subscriber: Subscriber<M>, sender: ValueSender) {
-        let subscribers: Subscribers<M>
-        if let existing = byValue[sender] {
-            subscribers = existing
-        } else {
-            subscribers = Subscribers()
-            byValue[sender] = subscribers
-        }
-        subscribers.add(subscriber)
-        count += 1
-    }
-
-    @inlinable
-    func addSenderType<S: Sendable>(_ subscriber: Subscriber<Envelope<M, S>>) {
-        let key = ObjectIdentifier(S.self)
-        let subscribers: Subscribers<Envelope<M, S>>
-        if let existing = bySenderType[key] {
-            // The key is `S`'s identity, so the stored list is exactly this type.
-            subscribers = unsafeDowncast(existing, to: Subscribers<Envelope<M, S>>.self)
-        } else {
-            subscribers = Subscribers()
-            bySenderType[key] = subscribers
-        }
-        subscribers.add(subscriber)
-        count += 1
     }
 
     // MARK: Delivering
@@ -139,6 +136,18 @@ final class Routes<M: Mail>: RouteTable {
         return list.envelopes(of: M.self, from: sender)
     }
 
+    // MARK: Housekeeping
+
+    /// What a post does to the table before its recipients are captured: counts toward the next
+    /// departed-sender sweep (and sweeps when one is due), and keeps `mail` as the latest when
+    /// the type keeps it. Returns the departed senders' streams and the replaced kept mail.
+    @inlinable
+    func housekeep(afterPosting mail: M?, key: SenderKey) -> AfterUnlock<LatestMail<M>.Displaced?> {
+        let departed = sweepDepartedSendersAfterPost()
+        guard let mail, let latest else { return AfterUnlock(finishing: departed, releasing: nil) }
+        return AfterUnlock(finishing: departed, releasing: latest.record(mail, key: key))
+    }
+
     // MARK: Removing
 
     /// Removes the routes of every sender that has been deallocated, and returns their
@@ -157,23 +166,20 @@ final class Routes<M: Mail>: RouteTable {
         return byObject.sweepAfterPost(batch: Self.sweepBatch).flatMap(takeAll(of:))
     }
 
-    /// Removes `subscriber` from the route `filter` names; nil when it is no longer there.
-    @inlinable
-    func remove<Element>(_ subscriber: Subscriber<Element>, from filter: Filter) -> (any Finishable)? {
+    /// Removes `subscriber` from `place`; nil when it is no longer there.
+    @usableFromInline
+    func remove(_ subscriber: AnyObject, at place: TableRoute) -> (any Finishable)? {
         let removed: (any Finishable)?
-        // Every route but the sender-type ones holds `Subscriber<M>`; in specialised code this
-        // cast is resolved at compile time.
-        let typed = subscriber as? Subscriber<M>
-        switch filter {
+        switch place {
         case .everyone:
-            guard let typed else { return nil }
+            guard let typed = subscriber as? Subscriber<M> else { return nil }
             removed = everyone.remove(typed)
         case .object(let key):
-            guard let typed, let route = byObject[key] else { return nil }
+            guard let typed = subscriber as? Subscriber<M>, let route = byObject[key] else { return nil }
             removed = route.subscribers.remove(typed)
             if route.subscribers.count == 0 { byObject.remove(key) }
         case .value(let key):
-            guard let typed, let subscribers = byValue[key] else { return nil }
+            guard let typed = subscriber as? Subscriber<M>, let subscribers = byValue[key] else { return nil }
             removed = subscribers.remove(typed)
             if subscribers.count == 0 { byValue[key] = nil }
         case .senderType(let key):
@@ -187,12 +193,21 @@ final class Routes<M: Mail>: RouteTable {
 
     @usableFromInline
     func removeAll() -> [any Finishable] {
-        var all = everyone.removeAll()
-        for route in byObject.removeAll() { all += route.subscribers.removeAll() }
-        for subscribers in byValue.values { all += subscribers.removeAll() }
-        for subscribers in bySenderType.values { all += subscribers.removeAll() }
-        byValue = ValueTable()
-        bySenderType = [:]
+        var all: [any Finishable] = []
+        for kind in TableRoute.Kind.allCases {
+            switch kind {
+            case .everyone:
+                all += everyone.removeAll()
+            case .object:
+                for route in byObject.removeAll() { all += route.subscribers.removeAll() }
+            case .value:
+                for subscribers in byValue.values { all += subscribers.removeAll() }
+                byValue = ValueTable()
+            case .senderType:
+                for subscribers in bySenderType.values { all += subscribers.removeAll() }
+                bySenderType = [:]
+            }
+        }
         count = 0
         return all
     }

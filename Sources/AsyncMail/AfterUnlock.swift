@@ -1,0 +1,25 @@
+/// What a locked section leaves to do once no lock is held, named and performed in one place.
+///
+/// Finishing a stream runs its termination handler, which takes the registry lock, and releasing
+/// a value can run user code (a mail's deinit, a filter's captures); neither may happen under a
+/// lock. So every locked section hands one of these back, and its caller calls ``perform()``
+/// after unlocking: the streams are finished first, then everything else is released.
+@usableFromInline
+struct AfterUnlock<Released: Sendable>: Sendable {
+    /// Streams to finish: subscriptions whose sender is gone, or displaced by a new one.
+    @usableFromInline let finishing: [any Finishable]
+    /// What to release last: kept mail replaced or swept, a removed continuation, dropped tables.
+    @usableFromInline let releasing: Released
+
+    @inlinable
+    init(finishing: [any Finishable] = [], releasing: Released) {
+        self.finishing = finishing
+        self.releasing = releasing
+    }
+
+    /// Finishes the streams; `releasing` goes when this value does, right after.
+    @inlinable
+    func perform() {
+        for continuation in finishing { continuation.finish() }
+    }
+}
