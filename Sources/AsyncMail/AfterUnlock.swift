@@ -7,19 +7,19 @@
 @usableFromInline
 struct AfterUnlock<Released: Sendable>: Sendable {
     /// Streams to finish: subscriptions whose sender is gone, or displaced by a new one.
-    @usableFromInline let finishing: [any Finishable]
+    @usableFromInline let _finishing: [any Finishable]
     /// What to release last: kept mail replaced or swept, a removed continuation, dropped tables.
-    @usableFromInline let releasing: Released
+    @usableFromInline let _releasing: Released
 
     @inlinable
     init(finishing: [any Finishable] = [], releasing: Released) {
-        self.finishing = finishing
-        self.releasing = releasing
+        self._finishing = finishing
+        self._releasing = releasing
     }
 
     /// Finishes the streams; `releasing` goes when this value does, right after.
     @inlinable
     func perform() {
-        for continuation in finishing { continuation.finish() }
+        for continuation in _finishing { continuation.finish() }
     }
 }

@@ -11,13 +11,13 @@ final class LatestMail<M: Mail> {
     /// A mail kept for an object sender, which is held weakly.
     @usableFromInline
     final class FromObject {
-        @usableFromInline weak var sender: AnyObject?
-        @usableFromInline var mail: M
+        @usableFromInline weak var _sender: AnyObject?
+        @usableFromInline var _mail: M
 
         @usableFromInline
         init(sender: AnyObject, mail: M) {
-            self.sender = sender
-            self.mail = mail
+            self._sender = sender
+            self._mail = mail
         }
     }
 
@@ -25,25 +25,25 @@ final class LatestMail<M: Mail> {
     /// no lock is held: a mail's deinit is user code.
     @usableFromInline
     struct Displaced: Sendable {
-        @usableFromInline var newest: M?
-        @usableFromInline var fromSender: M?
-        @usableFromInline var swept: [M] = []
+        @usableFromInline var _newest: M?
+        @usableFromInline var _fromSender: M?
+        @usableFromInline var _swept: [M] = []
 
         @inlinable init() {}
     }
 
     /// The newest mail of the type, whatever its sender.
-    @usableFromInline @exclusivity(unchecked) var newest: M?
+    @usableFromInline @exclusivity(unchecked) var _newest: M?
     /// The kept entry of the object that posted `newest`, if an object did: once that sender is
     /// gone, `newest` is its mail and goes too.
-    @usableFromInline @exclusivity(unchecked) var newestFromObject: FromObject?
+    @usableFromInline @exclusivity(unchecked) var _newestFromObject: FromObject?
     /// The newest mail per value sender; one per distinct value, kept until close().
-    @usableFromInline @exclusivity(unchecked) var byValue = ValueTable<M>()
+    @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<M>()
     /// The newest mail per object sender, dropped once the sender is gone.
-    @usableFromInline @exclusivity(unchecked) var byObject: [ObjectIdentifier: FromObject] = [:]
+    @usableFromInline @exclusivity(unchecked) var _byObject: [ObjectIdentifier: FromObject] = [:]
     /// `byObject.count` after the last sweep: sweeping again when it doubles keeps the
     /// mail of departed senders bounded at O(1) amortised cost per post.
-    @usableFromInline @exclusivity(unchecked) var countAtLastSweep = 0
+    @usableFromInline @exclusivity(unchecked) var _countAtLastSweep = 0
 
     @usableFromInline init() {}
 
@@ -51,29 +51,29 @@ final class LatestMail<M: Mail> {
     @inlinable
     func record(_ mail: M, key: SenderKey) -> Displaced {
         var displaced = Displaced()
-        displaced.newest = newest
-        newest = mail
-        newestFromObject = nil
+        displaced._newest = _newest
+        _newest = mail
+        _newestFromObject = nil
         switch key {
         case .none:
             break
         case .value(let value):
-            displaced.fromSender = byValue[value]
-            byValue[value] = mail
+            displaced._fromSender = _byValue[value]
+            _byValue[value] = mail
         case .object(let sender):
             // A live sender at the kept sender's address is the kept sender (see RouteTable.recipients).
-            if let kept = byObject[sender.id], kept.sender != nil {
-                displaced.fromSender = kept.mail
-                kept.mail = mail
-                newestFromObject = kept
+            if let kept = _byObject[sender._id], kept._sender != nil {
+                displaced._fromSender = kept._mail
+                kept._mail = mail
+                _newestFromObject = kept
             } else {
                 let kept = FromObject(sender: sender.object, mail: mail)
                 // A departed sender's entry at the same address: released after unlocking.
-                if let departed = byObject.updateValue(kept, forKey: sender.id) {
-                    displaced.swept.append(departed.mail)
+                if let departed = _byObject.updateValue(kept, forKey: sender._id) {
+                    displaced._swept.append(departed._mail)
                 }
-                newestFromObject = kept
-                if byObject.count > max(8, 2 * countAtLastSweep) { displaced.swept += sweep() }
+                _newestFromObject = kept
+                if _byObject.count > max(8, 2 * _countAtLastSweep) { displaced._swept += sweep() }
             }
         }
         return displaced
@@ -82,8 +82,8 @@ final class LatestMail<M: Mail> {
     /// The newest mail whatever its sender, unless that sender was an object that is gone.
     @usableFromInline
     var newestFromLiveSender: M? {
-        if let newestFromObject, newestFromObject.sender == nil { return nil }
-        return newest
+        if let _newestFromObject, _newestFromObject._sender == nil { return nil }
+        return _newest
     }
 
     /// The newest mail from this sender, if any.
@@ -91,9 +91,9 @@ final class LatestMail<M: Mail> {
     func newest(from key: SenderKey) -> M? {
         switch key {
         case .none: nil
-        case .value(let value): byValue[value]
+        case .value(let value): _byValue[value]
         case .object(let sender):
-            byObject[sender.id].flatMap { $0.sender != nil ? $0.mail : nil }
+            _byObject[sender._id].flatMap { $0._sender != nil ? $0._mail : nil }
         }
     }
 
@@ -102,17 +102,17 @@ final class LatestMail<M: Mail> {
     @usableFromInline
     func sweep() -> [M] {
         var swept: [M] = []
-        byObject = byObject.filter { entry in
-            if entry.value.sender != nil { return true }
-            swept.append(entry.value.mail)
+        _byObject = _byObject.filter { entry in
+            if entry.value._sender != nil { return true }
+            swept.append(entry.value._mail)
             return false
         }
-        if let newestFromObject, newestFromObject.sender == nil, let mail = newest {
+        if let _newestFromObject, _newestFromObject._sender == nil, let mail = _newest {
             swept.append(mail)
-            newest = nil
-            self.newestFromObject = nil
+            _newest = nil
+            self._newestFromObject = nil
         }
-        countAtLastSweep = byObject.count
+        _countAtLastSweep = _byObject.count
         return swept
     }
 }

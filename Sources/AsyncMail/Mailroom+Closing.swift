@@ -13,11 +13,11 @@ extension Mailroom {
     /// - Returns: A handle to cancel it with, or `nil` when the mailroom is already closed, in
     ///   which case `action` is not run.
     package nonisolated func onClose(_ action: @escaping @Sendable () -> Void) -> CloseAction? {
-        switchboard.addCloseAction(action).map(CloseAction.init(key:))
+        _switchboard.addCloseAction(action).map(CloseAction.init(key:))
     }
 
     /// Forgets a close action that has not run yet; does nothing once it has.
     package nonisolated func cancelCloseAction(_ action: CloseAction) {
-        switchboard.removeCloseAction(action.key)
+        _switchboard.removeCloseAction(action.key)
     }
 }

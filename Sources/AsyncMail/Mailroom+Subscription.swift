@@ -10,12 +10,12 @@ extension Mailroom {
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?
     ) -> Subscription<M> {
-        switchboard.subscribe(
+        _switchboard.subscribe(
             M.self,
             at: .everyone,
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newestFromLiveSender } : nil
+            replay: startingWithLatest ? { $0._latest?.newestFromLiveSender } : nil
         )
     }
 
@@ -27,13 +27,13 @@ extension Mailroom {
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?
     ) -> Subscription<M> {
-        switchboard.subscribe(
+        _switchboard.subscribe(
             M.self,
             at: .object(ObjectIdentifier(sender)),
             pinning: sender,
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newest(from: .object(ObjectSender(sender))) } : nil
+            replay: startingWithLatest ? { $0._latest?.newest(from: .object(ObjectSender(sender))) } : nil
         )
     }
 
@@ -57,18 +57,18 @@ extension Mailroom {
                 startingWithLatest: startingWithLatest,
                 where: isIncluded
             )
-        case .value(let value) where value.type != ObjectIdentifier(S.self):
+        case .value(let value) where value._type != ObjectIdentifier(S.self):
             key = value  // the value an Optional or an existential held
         case .value, .none:
             // `.none` is `nil`: filed under its own value, which no post classifies as a sender.
             key = ValueSender(sender)
         }
-        return switchboard.subscribe(
+        return _switchboard.subscribe(
             M.self,
             at: .value(key),
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
-            replay: startingWithLatest ? { $0.latest?.newest(from: .value(key)) } : nil
+            replay: startingWithLatest ? { $0._latest?.newest(from: .value(key)) } : nil
         )
     }
 
@@ -83,7 +83,7 @@ extension Mailroom {
         if let isIncluded {
             accepts = { @Sendable envelope in isIncluded(envelope.mail) }
         }
-        return switchboard.subscribe(
+        return _switchboard.subscribe(
             M.self,
             at: .senderType(ObjectIdentifier(S.self)),
             bufferingPolicy: bufferingPolicy,

@@ -4,18 +4,18 @@ extension Mailroom {
 
     /// The number of live taps; lets tests prove a tap is removed.
     var tapCount: Int {
-        switchboard.withRegistry { $0.taps.count }
+        _switchboard.withRegistry { $0._taps.count }
     }
 
     /// The number of mail types that have a route table; lets tests prove nothing is retained.
     var routeTableCount: Int {
-        switchboard.withRegistry { $0.tables.count }
+        _switchboard.withRegistry { $0._tables.count }
     }
 
     /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
     /// Unlike ``latest(_:from:)`` and ``subscriberCount(for:)``, it sweeps nothing.
     func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
-        switchboard.withRegistry { $0.existingTable(for: M.self)?.latest?.byObject.count ?? 0 }
+        _switchboard.withRegistry { $0.existingTable(for: M.self)?._latest?._byObject.count ?? 0 }
     }
 
     /// Observes `M` like ``observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``,

@@ -34,7 +34,7 @@ public final actor Mailroom {
 
     /// Every live subscription; a lock rather than actor state so that a stream's
     /// termination handler can remove it synchronously (see ``Switchboard``).
-    @usableFromInline let switchboard = Switchboard()
+    @usableFromInline let _switchboard = Switchboard()
 
     /// Creates an empty, open mailroom.
     ///
@@ -79,7 +79,7 @@ public final actor Mailroom {
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
-        ).stream
+        )._stream
     }
 
     /// Subscribes to mail posted by one object or actor, matched by identity.
@@ -109,7 +109,7 @@ public final actor Mailroom {
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
-        ).stream
+        )._stream
     }
 
     /// Subscribes to mail posted by one object that is also `Hashable`, matched by identity.
@@ -131,7 +131,7 @@ public final actor Mailroom {
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
-        ).stream
+        )._stream
     }
 
     /// Subscribes to mail posted with a sender value equal to this one, such as a room id.
@@ -161,7 +161,7 @@ public final actor Mailroom {
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
-        ).stream
+        )._stream
     }
 
     /// Subscribes to mail posted by any sender of a type, handed over with its sender.
@@ -184,7 +184,7 @@ public final actor Mailroom {
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<Envelope<M, S>> {
-        subscription(to: M.self, from: S.self, bufferingPolicy: bufferingPolicy, where: isIncluded).stream
+        subscription(to: M.self, from: S.self, bufferingPolicy: bufferingPolicy, where: isIncluded)._stream
     }
 
     /// Taps every post of every mail type, for logging, auditing and debugging tools.
@@ -204,7 +204,7 @@ public final actor Mailroom {
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> AsyncStream<PostedMail> {
-        switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)
+        _switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)
     }
 
     // MARK: Keeping the latest mail
@@ -227,18 +227,18 @@ public final actor Mailroom {
     /// // the first element is Settings(theme: .dark), then every later change
     /// ```
     public nonisolated(nonsending) func retainLatest<M: Mail>(_ type: M.Type) async {
-        switchboard.retainLatest(M.self)
+        _switchboard.retainLatest(M.self)
     }
 
     /// The newest mail of a type, whatever its sender, if the type keeps its latest mail.
     public nonisolated(nonsending) func latest<M: Mail>(_ type: M.Type) async -> M? {
-        switchboard.latest(M.self, from: nil)
+        _switchboard.latest(M.self, from: nil)
     }
 
     /// The newest mail of a type from one sender (an object by identity, a value by equality),
     /// if the type keeps its latest mail.
     public nonisolated(nonsending) func latest<M: Mail, S: Sendable>(_ type: M.Type, from sender: S) async -> M? {
-        switchboard.latest(M.self, from: SenderKey(classifying: sender))
+        _switchboard.latest(M.self, from: SenderKey(classifying: sender))
     }
 
     // MARK: Posting
@@ -255,7 +255,7 @@ public final actor Mailroom {
     @discardableResult
     @inlinable
     public nonisolated(nonsending) func post<M: Mail>(_ mail: M) async -> Receipt {
-        switchboard.post(mail)
+        _switchboard.post(mail)
     }
 
     /// Posts mail from a sender.
@@ -269,7 +269,7 @@ public final actor Mailroom {
     @discardableResult
     @inlinable
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) async -> Receipt {
-        switchboard.post(mail, from: sender)
+        _switchboard.post(mail, from: sender)
     }
 
     /// Posts a batch of mail with no sender, in order, as one delivery.
@@ -286,7 +286,7 @@ public final actor Mailroom {
     @discardableResult
     @inlinable
     public nonisolated(nonsending) func post<M: Mail>(contentsOf mails: some Sequence<M> & Sendable) async -> Receipt {
-        switchboard.post(contentsOf: mails)
+        _switchboard.post(contentsOf: mails)
     }
 
     /// Posts a batch of mail from one sender, in order, as one delivery.
@@ -300,7 +300,7 @@ public final actor Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: S
     ) async -> Receipt {
-        switchboard.post(contentsOf: mails, from: sender)
+        _switchboard.post(contentsOf: mails, from: sender)
     }
 
     // MARK: Inspecting and closing
@@ -311,7 +311,7 @@ public final actor Mailroom {
     /// never counted, and this call first ends subscriptions whose pinned sender is gone. Like
     /// every entry point, it runs on the caller's executor and never suspends.
     public nonisolated(nonsending) func subscriberCount<M: Mail>(for type: M.Type) async -> Int {
-        switchboard.subscriberCount(for: M.self)
+        _switchboard.subscriberCount(for: M.self)
     }
 
     /// Finishes every stream and shuts the mailroom.
@@ -321,6 +321,6 @@ public final actor Mailroom {
     /// `Receipt(delivered: 0, dropped: 0)`. Calling it again does nothing. Like every entry
     /// point, it runs on the caller's executor and never suspends.
     public nonisolated(nonsending) func close() async {
-        switchboard.close()
+        _switchboard.close()
     }
 }

@@ -2,15 +2,15 @@
 @usableFromInline
 final class ObjectRoute<M: Mail> {
     /// The sender; `nil` once it has been deallocated, which ends every subscription here.
-    @usableFromInline weak var sender: AnyObject?
+    @usableFromInline weak var _sender: AnyObject?
     /// The sender's identity, kept because `sender` forgets it when the object goes.
-    @usableFromInline let key: ObjectIdentifier
-    @usableFromInline let subscribers = Subscribers<M>()
+    @usableFromInline let _key: ObjectIdentifier
+    @usableFromInline let _subscribers = Subscribers<M>()
 
     @usableFromInline
     init(sender: AnyObject) {
-        self.sender = sender
-        self.key = ObjectIdentifier(sender)
+        self._sender = sender
+        self._key = ObjectIdentifier(sender)
     }
 }
 
@@ -26,47 +26,47 @@ final class ObjectRoute<M: Mail> {
 @usableFromInline
 struct ObjectRoutes<M: Mail> {
     /// Every route, in no particular order.
-    @usableFromInline var routes: [ObjectRoute<M>] = []
+    @usableFromInline var _routes: [ObjectRoute<M>] = []
     /// Where each route sits in `routes`.
-    @usableFromInline var positions: [ObjectIdentifier: Int] = [:]
+    @usableFromInline var _positions: [ObjectIdentifier: Int] = [:]
     /// The next route a budgeted sweep will check. Sweeps walk down from the top, one round at a
     /// time: routes above the cursor were checked this round (or pinned since it began), routes at
     /// or below it were not. Negative, or past the end, means: go on from the top.
-    @usableFromInline var cursor = -1
+    @usableFromInline var _cursor = -1
     /// Posts since the last batched sweep (see ``sweepAfterPost(batch:)``).
-    @usableFromInline var postsSinceSweep = 0
+    @usableFromInline var _postsSinceSweep = 0
 
     @inlinable init() {}
 
-    @inlinable var isEmpty: Bool { routes.isEmpty }
+    @inlinable var isEmpty: Bool { _routes.isEmpty }
 
     @inlinable
     subscript(key: ObjectIdentifier) -> ObjectRoute<M>? {
-        positions[key].map { routes[$0] }
+        _positions[key].map { _routes[$0] }
     }
 
     /// Adds a route, replacing any route whose (departed) sender had the same address.
     /// Returns the replaced route.
     @inlinable
     mutating func insert(_ route: ObjectRoute<M>) -> ObjectRoute<M>? {
-        if let position = positions[route.key] {
-            defer { routes[position] = route }
-            return routes[position]
+        if let position = _positions[route._key] {
+            defer { _routes[position] = route }
+            return _routes[position]
         }
-        positions[route.key] = routes.count
-        routes.append(route)
+        _positions[route._key] = _routes.count
+        _routes.append(route)
         return nil
     }
 
     @inlinable @discardableResult
     mutating func remove(_ key: ObjectIdentifier) -> ObjectRoute<M>? {
-        guard let position = positions.removeValue(forKey: key) else { return nil }
-        let last = routes.count - 1
+        guard let position = _positions.removeValue(forKey: key) else { return nil }
+        let last = _routes.count - 1
         if position != last {
-            routes.swapAt(position, last)
-            positions[routes[position].key] = position
+            _routes.swapAt(position, last)
+            _positions[_routes[position]._key] = position
         }
-        return routes.removeLast()
+        return _routes.removeLast()
     }
 
     /// Counts a post and, once every `min(batch, routes.count)` posts, checks that many routes
@@ -79,21 +79,21 @@ struct ObjectRoutes<M: Mail> {
     /// `n + batch - 1` posts otherwise (the last batch may start just before it departs).
     @inlinable
     mutating func sweepAfterPost(batch: Int) -> [ObjectRoute<M>] {
-        postsSinceSweep += 1
-        let due = min(batch, routes.count)
-        guard postsSinceSweep >= due else { return [] }
-        postsSinceSweep = 0
+        _postsSinceSweep += 1
+        let due = min(batch, _routes.count)
+        guard _postsSinceSweep >= due else { return [] }
+        _postsSinceSweep = 0
         var departed: [ObjectRoute<M>] = []
         for _ in 0..<due {
-            if cursor < 0 || cursor >= routes.count { cursor = routes.count - 1 }
-            guard cursor >= 0 else { break }
-            let route = routes[cursor]
+            if _cursor < 0 || _cursor >= _routes.count { _cursor = _routes.count - 1 }
+            guard _cursor >= 0 else { break }
+            let route = _routes[_cursor]
             // Removing moves the last route, which this round has checked, into `cursor`.
-            if route.sender == nil {
+            if route._sender == nil {
                 departed.append(route)
-                remove(route.key)
+                remove(route._key)
             }
-            cursor -= 1
+            _cursor -= 1
         }
         return departed
     }
@@ -103,9 +103,9 @@ struct ObjectRoutes<M: Mail> {
     mutating func removeAllDeparted() -> [ObjectRoute<M>] {
         var departed: [ObjectRoute<M>] = []
         // From the top down: removing moves the last route, already checked, into the gap.
-        for position in routes.indices.reversed() where routes[position].sender == nil {
-            departed.append(routes[position])
-            remove(routes[position].key)
+        for position in _routes.indices.reversed() where _routes[position]._sender == nil {
+            departed.append(_routes[position])
+            remove(_routes[position]._key)
         }
         return departed
     }
@@ -113,11 +113,11 @@ struct ObjectRoutes<M: Mail> {
     @usableFromInline
     mutating func removeAll() -> [ObjectRoute<M>] {
         defer {
-            routes = []
-            positions = [:]
-            cursor = -1
-            postsSinceSweep = 0
+            _routes = []
+            _positions = [:]
+            _cursor = -1
+            _postsSinceSweep = 0
         }
-        return routes
+        return _routes
     }
 }

@@ -73,8 +73,8 @@ public struct Observation: Sendable, Hashable {
         afterTakingMail: (@Sendable () -> Void)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
     ) -> Observation {
-        let control = Control(subscription: subscription.continuation, afterTakingMail: afterTakingMail)
-        let stream = subscription.stream
+        let control = Control(subscription: subscription._continuation, afterTakingMail: afterTakingMail)
+        let stream = subscription._stream
         let task = Task { [weak owner] in
             for await element in stream {
                 control.afterTakingMail?()

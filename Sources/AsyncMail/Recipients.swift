@@ -10,35 +10,35 @@
 @usableFromInline
 struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Subscriptions that take every mail of the type.
-    @usableFromInline var everyone: [Subscriber<M>]
+    @usableFromInline var _everyone: [Subscriber<M>]
     // The routes most posts do not have are optional rather than empty: an empty array is still
     // a reference, retained and released on every copy of this struct; `nil` costs nothing.
 
     /// Subscriptions pinned to the post's sender.
-    @usableFromInline var pinned: [Subscriber<M>]?
+    @usableFromInline var _pinned: [Subscriber<M>]?
     /// Subscriptions to the sender's type, which receive envelopes.
-    @usableFromInline var bySenderType: [Subscriber<Envelope<M, S>>]?
+    @usableFromInline var _bySenderType: [Subscriber<Envelope<M, S>>]?
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered.
-    @usableFromInline var taps: [Subscriber<PostedMail>]?
+    @usableFromInline var _taps: [Subscriber<PostedMail>]?
 
     @inlinable
     init(everyone: [Subscriber<M>] = []) {
-        self.everyone = everyone
+        self._everyone = everyone
     }
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
     @inlinable
     func deliver(_ mail: M, from sender: S?) -> Receipt {
         var receipt = Receipt()
-        Self.yield(mail, to: everyone, into: &receipt)
-        if let pinned { Self.yield(mail, to: pinned, into: &receipt) }
-        if let sender, let bySenderType {
-            Self.yield(Envelope(mail: mail, sender: sender), to: bySenderType, into: &receipt)
+        Self.yield(mail, to: _everyone, into: &receipt)
+        if let _pinned { Self.yield(mail, to: _pinned, into: &receipt) }
+        if let sender, let _bySenderType {
+            Self.yield(Envelope(mail: mail, sender: sender), to: _bySenderType, into: &receipt)
         }
-        if let taps {
+        if let _taps {
             var uncounted = Receipt()
-            Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender), to: taps, into: &uncounted)
+            Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender), to: _taps, into: &uncounted)
         }
         return receipt
     }
@@ -59,8 +59,8 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     ) {
         for subscriber in subscribers {
             // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
-            if let accepts = subscriber.accepts, !accepts(element) { continue }
-            switch subscriber.continuation.yield(element) {
+            if let accepts = subscriber._accepts, !accepts(element) { continue }
+            switch subscriber._continuation.yield(element) {
             case .enqueued:
                 receipt.delivered += 1
             case .dropped:

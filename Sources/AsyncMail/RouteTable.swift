@@ -25,22 +25,22 @@ protocol AnyRouteTable: AnyObject {
 @usableFromInline
 final class RouteTable<M: Mail>: AnyRouteTable {
     /// Subscriptions that take every mail of this type, from any sender or none.
-    @usableFromInline let everyone = Subscribers<M>()
+    @usableFromInline let _everyone = Subscribers<M>()
     /// Subscriptions pinned to one object or actor, by identity.
-    @usableFromInline @exclusivity(unchecked) var byObject = ObjectRoutes<M>()
+    @usableFromInline @exclusivity(unchecked) var _byObject = ObjectRoutes<M>()
     /// Subscriptions pinned to one `Hashable` sender value.
-    @usableFromInline @exclusivity(unchecked) var byValue = ValueTable<Subscribers<M>>()
+    @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<Subscribers<M>>()
     /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
-    @usableFromInline @exclusivity(unchecked) var bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
+    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
-    @usableFromInline @exclusivity(unchecked) var count = 0
+    @usableFromInline @exclusivity(unchecked) var _count = 0
     /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
-    @usableFromInline @exclusivity(unchecked) var latest: LatestMail<M>?
+    @usableFromInline @exclusivity(unchecked) var _latest: LatestMail<M>?
 
     @inlinable init() {}
 
     /// Whether the table can go: no subscriptions, and no mail kept for replay.
-    @inlinable var isUnused: Bool { count == 0 && latest == nil }
+    @inlinable var isUnused: Bool { _count == 0 && _latest == nil }
 
     /// Object routes checked for a departed sender together, every that many posts: one check
     /// per post on average, in batches so that the cold reads overlap (see ``ObjectRoutes``).
@@ -66,36 +66,36 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         switch place {
         case .everyone:
             guard let subscriber = subscriber as? Subscriber<M> else { return [] }
-            everyone.add(subscriber)
+            _everyone.add(subscriber)
         case .object:
             guard let subscriber = subscriber as? Subscriber<M>, let sender else { return [] }
             let route: ObjectRoute<M>
-            if let existing = byObject[ObjectIdentifier(sender)], existing.sender === sender {
+            if let existing = _byObject[ObjectIdentifier(sender)], existing._sender === sender {
                 route = existing
             } else {
                 route = ObjectRoute(sender: sender)
-                if let stale = byObject.insert(route) { departed = takeAll(of: stale) }
+                if let stale = _byObject.insert(route) { departed = takeAll(of: stale) }
             }
-            route.subscribers.add(subscriber)
+            route._subscribers.add(subscriber)
         case .value(let key):
             guard let subscriber = subscriber as? Subscriber<M> else { return [] }
-            if let existing = byValue[key] {
+            if let existing = _byValue[key] {
                 existing.add(subscriber)
             } else {
                 let subscribers = Subscribers<M>()
                 subscribers.add(subscriber)
-                byValue[key] = subscribers
+                _byValue[key] = subscribers
             }
         case .senderType(let key):
-            if let existing = bySenderType[key] {
+            if let existing = _bySenderType[key] {
                 unsafeDowncast(existing, to: Subscribers<Element>.self).add(subscriber)
             } else {
                 let subscribers = Subscribers<Element>()
                 subscribers.add(subscriber)
-                bySenderType[key] = subscribers
+                _bySenderType[key] = subscribers
             }
         }
-        count += 1
+        _count += 1
         return departed
     }
 
@@ -105,22 +105,22 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
     @inlinable
     func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> Recipients<M, S> {
-        var recipients = Recipients<M, S>(everyone: everyone.entries)
+        var recipients = Recipients<M, S>(everyone: _everyone._entries)
         switch key {
         case .object(let sender):
             // The route is keyed by the sender's address: if its (weak) sender is still alive,
             // it is the posted object, which is alive too. Otherwise it is a departed sender's.
-            if let route = byObject[sender.id], route.sender != nil {
-                recipients.pinned = route.subscribers.entries
+            if let route = _byObject[sender._id], route._sender != nil {
+                recipients._pinned = route._subscribers._entries
             }
         case .value(let value):
-            recipients.pinned = byValue[value]?.entries
+            recipients._pinned = _byValue[value]?._entries
         case .none:
             break
         }
-        if sender != nil, !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(S.self)] {
+        if sender != nil, !_bySenderType.isEmpty, let list = _bySenderType[ObjectIdentifier(S.self)] {
             // The key is `S`'s identity, so the stored list is exactly this type.
-            recipients.bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self).entries
+            recipients._bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
         }
         return recipients
     }
@@ -130,7 +130,7 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     /// type-erased, and kept out of ``recipients(from:key:)``, which every post runs.
     @usableFromInline
     func envelopes(forOwnTypeOf sender: any Sendable) -> EnvelopeDelivery<M>? {
-        guard !bySenderType.isEmpty, let list = bySenderType[ObjectIdentifier(type(of: sender as Any))] else {
+        guard !_bySenderType.isEmpty, let list = _bySenderType[ObjectIdentifier(type(of: sender as Any))] else {
             return nil
         }
         return list.envelopes(of: M.self, from: sender)
@@ -144,8 +144,8 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     @inlinable
     func housekeep(afterPosting mail: M?, key: SenderKey) -> AfterUnlock<LatestMail<M>.Displaced?> {
         let departed = sweepDepartedSendersAfterPost()
-        guard let mail, let latest else { return AfterUnlock(finishing: departed, releasing: nil) }
-        return AfterUnlock(finishing: departed, releasing: latest.record(mail, key: key))
+        guard let mail, let _latest else { return AfterUnlock(finishing: departed, releasing: nil) }
+        return AfterUnlock(finishing: departed, releasing: _latest.record(mail, key: key))
     }
 
     // MARK: Removing
@@ -154,16 +154,16 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     /// continuations to finish.
     @inlinable
     func sweepDepartedSenders() -> [any Finishable] {
-        guard !byObject.isEmpty else { return [] }
-        return byObject.removeAllDeparted().flatMap(takeAll(of:))
+        guard !_byObject.isEmpty else { return [] }
+        return _byObject.removeAllDeparted().flatMap(takeAll(of:))
     }
 
     /// Counts a post and, every ``sweepBatch`` posts or fewer, removes the routes of a batch of
     /// senders that have been deallocated; returns their continuations to finish.
     @inlinable
     func sweepDepartedSendersAfterPost() -> [any Finishable] {
-        guard !byObject.isEmpty else { return [] }
-        return byObject.sweepAfterPost(batch: Self.sweepBatch).flatMap(takeAll(of:))
+        guard !_byObject.isEmpty else { return [] }
+        return _byObject.sweepAfterPost(batch: Self.sweepBatch).flatMap(takeAll(of:))
     }
 
     /// Removes `subscriber` from `place`; nil when it is no longer there.
@@ -173,21 +173,21 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         switch place {
         case .everyone:
             guard let typed = subscriber as? Subscriber<M> else { return nil }
-            removed = everyone.remove(typed)
+            removed = _everyone.remove(typed)
         case .object(let key):
-            guard let typed = subscriber as? Subscriber<M>, let route = byObject[key] else { return nil }
-            removed = route.subscribers.remove(typed)
-            if route.subscribers.count == 0 { byObject.remove(key) }
+            guard let typed = subscriber as? Subscriber<M>, let route = _byObject[key] else { return nil }
+            removed = route._subscribers.remove(typed)
+            if route._subscribers.count == 0 { _byObject.remove(key) }
         case .value(let key):
-            guard let typed = subscriber as? Subscriber<M>, let subscribers = byValue[key] else { return nil }
+            guard let typed = subscriber as? Subscriber<M>, let subscribers = _byValue[key] else { return nil }
             removed = subscribers.remove(typed)
-            if subscribers.count == 0 { byValue[key] = nil }
+            if subscribers.count == 0 { _byValue[key] = nil }
         case .senderType(let key):
-            guard let subscribers = bySenderType[key] else { return nil }
+            guard let subscribers = _bySenderType[key] else { return nil }
             removed = subscribers.removeErased(subscriber)
-            if subscribers.count == 0 { bySenderType[key] = nil }
+            if subscribers.count == 0 { _bySenderType[key] = nil }
         }
-        if removed != nil { count -= 1 }
+        if removed != nil { _count -= 1 }
         return removed
     }
 
@@ -197,25 +197,25 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         for kind in TableRoute.Kind.allCases {
             switch kind {
             case .everyone:
-                all += everyone.removeAll()
+                all += _everyone.removeAll()
             case .object:
-                for route in byObject.removeAll() { all += route.subscribers.removeAll() }
+                for route in _byObject.removeAll() { all += route._subscribers.removeAll() }
             case .value:
-                for subscribers in byValue.values { all += subscribers.removeAll() }
-                byValue = ValueTable()
+                for subscribers in _byValue.values { all += subscribers.removeAll() }
+                _byValue = ValueTable()
             case .senderType:
-                for subscribers in bySenderType.values { all += subscribers.removeAll() }
-                bySenderType = [:]
+                for subscribers in _bySenderType.values { all += subscribers.removeAll() }
+                _bySenderType = [:]
             }
         }
-        count = 0
+        _count = 0
         return all
     }
 
     @inlinable
     func takeAll(of route: ObjectRoute<M>) -> [any Finishable] {
-        let taken = route.subscribers.removeAll()
-        count -= taken.count
+        let taken = route._subscribers.removeAll()
+        _count -= taken.count
         return taken
     }
 }

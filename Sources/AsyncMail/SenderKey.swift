@@ -127,17 +127,17 @@ func assumeSendable(_ value: Any) -> any Sendable {
 @usableFromInline
 struct ObjectSender {
     /// The sender's identity, what routes are keyed by.
-    @usableFromInline let id: ObjectIdentifier
-    @usableFromInline let unretained: Unmanaged<AnyObject>
+    @usableFromInline let _id: ObjectIdentifier
+    @usableFromInline let _unretained: Unmanaged<AnyObject>
 
     @inlinable
     init(_ object: AnyObject) {
-        self.id = ObjectIdentifier(object)
-        self.unretained = .passUnretained(object)
+        self._id = ObjectIdentifier(object)
+        self._unretained = .passUnretained(object)
     }
 
     /// The sender, retained from here on by whoever keeps it.
-    @inlinable var object: AnyObject { unretained.takeUnretainedValue() }
+    @inlinable var object: AnyObject { _unretained.takeUnretainedValue() }
 }
 
 /// A `Hashable` sender value, type-erased but still `Sendable` (`AnyHashable` is not).
@@ -147,23 +147,23 @@ struct ObjectSender {
 @usableFromInline
 struct ValueSender: Equatable, Sendable {
     /// The sender itself; known to be `Hashable`, checked again when compared.
-    @usableFromInline let value: any Sendable
+    @usableFromInline let _value: any Sendable
     /// The sender's dynamic type.
-    @usableFromInline let type: ObjectIdentifier
+    @usableFromInline let _type: ObjectIdentifier
     /// The sender's hash, computed once so lookups need no dynamic cast (see ``ValueTable``).
-    @usableFromInline let hash: Int
+    @usableFromInline let _hash: Int
     /// Compares two values of the sender's type. Set where the type is statically `Hashable`
     /// (a subscription's key), so that matching a post against it needs no conformance lookup;
     /// nil for keys classified at run time, such as a post's.
-    @usableFromInline let equals: (@Sendable (any Sendable, any Sendable) -> Bool)?
+    @usableFromInline let _equals: (@Sendable (any Sendable, any Sendable) -> Bool)?
 
     @inlinable
     init<H: Hashable & Sendable>(_ value: H) {
-        self.value = value
-        self.type = ObjectIdentifier(Swift.type(of: value))
-        self.hash = value.hashValue
+        self._value = value
+        self._type = ObjectIdentifier(Swift.type(of: value))
+        self._hash = value.hashValue
         // In a client's specialised code `H` is concrete, so this closure captures nothing.
-        self.equals = { lhs, rhs in
+        self._equals = { lhs, rhs in
             guard let lhs = lhs as? H, let rhs = rhs as? H else { return false }
             return lhs == rhs
         }
@@ -173,21 +173,21 @@ struct ValueSender: Equatable, Sendable {
     @inlinable
     init?<S: Sendable>(ifHashable sender: S) {
         guard let hashable = sender as? any Hashable else { return nil }
-        self.value = sender
-        self.type = ObjectIdentifier(Swift.type(of: hashable))
-        self.hash = hashable.hashValue
-        self.equals = nil
+        self._value = sender
+        self._type = ObjectIdentifier(Swift.type(of: hashable))
+        self._hash = hashable.hashValue
+        self._equals = nil
     }
 
     @inlinable
     static func == (lhs: ValueSender, rhs: ValueSender) -> Bool {
-        guard lhs.type == rhs.type, lhs.hash == rhs.hash else { return false }
+        guard lhs._type == rhs._type, lhs._hash == rhs._hash else { return false }
         // Two `if let`s, not `lhs.equals ?? rhs.equals`: the generic `??` re-abstracts the
         // closure through a thunk, which allocated a context on every value-pinned post.
-        if let equals = lhs.equals { return equals(lhs.value, rhs.value) }
-        if let equals = rhs.equals { return equals(lhs.value, rhs.value) }
-        guard let hashable = lhs.value as? any Hashable else { return false }
-        return isEqual(hashable, to: rhs.value)
+        if let equals = lhs._equals { return equals(lhs._value, rhs._value) }
+        if let equals = rhs._equals { return equals(lhs._value, rhs._value) }
+        guard let hashable = lhs._value as? any Hashable else { return false }
+        return isEqual(hashable, to: rhs._value)
     }
 
     /// `lhs == rhs` when `rhs` has `lhs`'s type; called with an opened existential.

@@ -8,18 +8,18 @@ import Synchronization
 /// copying a reference is a retain.
 @usableFromInline
 final class Subscriber<Element: Sendable>: Sendable {
-    @usableFromInline let continuation: AsyncStream<Element>.Continuation
+    @usableFromInline let _continuation: AsyncStream<Element>.Continuation
     /// The subscription's post-time filter; `nil` takes everything that routes here.
-    @usableFromInline let accepts: (@Sendable (Element) -> Bool)?
+    @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
     /// Where it sits in its route's ``Subscribers/entries``, or -1 when it is in none, so that
     /// removal needs no lookup table. Read and written only under the registry lock, which
     /// orders every access; it is atomic (relaxed) only so that the class can be `Sendable`.
-    @usableFromInline let position = Atomic<Int>(-1)
+    @usableFromInline let _position = Atomic<Int>(-1)
 
     @inlinable
     init(continuation: AsyncStream<Element>.Continuation, accepts: (@Sendable (Element) -> Bool)?) {
-        self.continuation = continuation
-        self.accepts = accepts
+        self._continuation = continuation
+        self._accepts = accepts
     }
 }
 
@@ -39,7 +39,7 @@ protocol SubscriberList: AnyObject {
 /// sender type the post site did not know statically.
 @usableFromInline
 struct EnvelopeDelivery<M: Mail>: Sendable {
-    @usableFromInline let deliver: @Sendable (M, inout Receipt) -> Void
+    @usableFromInline let _deliver: @Sendable (M, inout Receipt) -> Void
 }
 
 /// An ``Envelope`` made from a type-erased mail and sender.
@@ -62,16 +62,16 @@ extension Envelope: ErasedEnvelope {
 @usableFromInline
 final class Subscribers<Element: Sendable>: SubscriberList {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.
-    @usableFromInline @exclusivity(unchecked) var entries: [Subscriber<Element>] = []
+    @usableFromInline @exclusivity(unchecked) var _entries: [Subscriber<Element>] = []
 
     @inlinable init() {}
 
-    @inlinable var count: Int { entries.count }
+    @inlinable var count: Int { _entries.count }
 
     @inlinable
     func add(_ subscriber: Subscriber<Element>) {
-        subscriber.position.store(entries.count, ordering: .relaxed)
-        entries.append(subscriber)
+        subscriber._position.store(_entries.count, ordering: .relaxed)
+        _entries.append(subscriber)
     }
 
     /// Removes one subscription and hands back its continuation, which the caller must drop
@@ -79,15 +79,15 @@ final class Subscribers<Element: Sendable>: SubscriberList {
     /// Returns nil when it is not in this list (already removed, or filed elsewhere).
     @inlinable
     func remove(_ subscriber: Subscriber<Element>) -> (any Finishable)? {
-        let position = subscriber.position.load(ordering: .relaxed)
-        guard entries.indices.contains(position), entries[position] === subscriber else { return nil }
-        let last = entries.count - 1
+        let position = subscriber._position.load(ordering: .relaxed)
+        guard _entries.indices.contains(position), _entries[position] === subscriber else { return nil }
+        let last = _entries.count - 1
         if position != last {
-            entries.swapAt(position, last)
-            entries[position].position.store(position, ordering: .relaxed)
+            _entries.swapAt(position, last)
+            _entries[position]._position.store(position, ordering: .relaxed)
         }
-        subscriber.position.store(-1, ordering: .relaxed)
-        return entries.removeLast().continuation
+        subscriber._position.store(-1, ordering: .relaxed)
+        return _entries.removeLast()._continuation
     }
 
     @usableFromInline
@@ -98,7 +98,7 @@ final class Subscribers<Element: Sendable>: SubscriberList {
 
     @usableFromInline
     func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M> {
-        let entries = self.entries
+        let entries = self._entries
         let maker = Element.self as? any ErasedEnvelope.Type
         return EnvelopeDelivery { mail, receipt in
             guard let envelope = maker?.init(mail: mail, sender: sender) as? Element else { return }
@@ -108,10 +108,10 @@ final class Subscribers<Element: Sendable>: SubscriberList {
 
     @usableFromInline
     func removeAll() -> [any Finishable] {
-        defer { entries = [] }
-        return entries.map { subscriber in
-            subscriber.position.store(-1, ordering: .relaxed)
-            return subscriber.continuation
+        defer { _entries = [] }
+        return _entries.map { subscriber in
+            subscriber._position.store(-1, ordering: .relaxed)
+            return subscriber._continuation
         }
     }
 }

@@ -3,13 +3,13 @@
 @usableFromInline
 struct Subscription<Element: Sendable>: Sendable {
     /// What `subscribe` hands to the user.
-    @usableFromInline let stream: AsyncStream<Element>
+    @usableFromInline let _stream: AsyncStream<Element>
     /// Finishing it ends the stream and removes the subscription at once.
-    @usableFromInline let continuation: AsyncStream<Element>.Continuation
+    @usableFromInline let _continuation: AsyncStream<Element>.Continuation
 
     @inlinable
     init(stream: AsyncStream<Element>, continuation: AsyncStream<Element>.Continuation) {
-        self.stream = stream
-        self.continuation = continuation
+        self._stream = stream
+        self._continuation = continuation
     }
 }

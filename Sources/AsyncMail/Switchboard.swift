@@ -22,18 +22,18 @@ final class Switchboard: Sendable {
     @usableFromInline
     struct Registry {
         /// Route tables by mail type identity; a table is dropped as soon as it is empty.
-        @usableFromInline var tables: [ObjectIdentifier: any AnyRouteTable] = [:]
+        @usableFromInline var _tables: [ObjectIdentifier: any AnyRouteTable] = [:]
         /// The table the last post looked up, so that a run of posts of one type skips hashing
         /// the type. Cleared whenever its table is dropped: see ``dropTable(_:)``.
-        @usableFromInline var recent: (key: ObjectIdentifier, table: any AnyRouteTable)?
+        @usableFromInline var _recent: (key: ObjectIdentifier, table: any AnyRouteTable)?
         /// Set by `close()`: from then on nothing is registered and nothing is delivered.
-        @usableFromInline var isClosed = false
+        @usableFromInline var _isClosed = false
         /// What ``Mailroom/onClose(_:)`` registered, to run once after `close()`.
-        @usableFromInline var closeActions: [Int: @Sendable () -> Void] = [:]
+        @usableFromInline var _closeActions: [Int: @Sendable () -> Void] = [:]
         /// The key the next close action gets.
-        @usableFromInline var nextCloseAction = 0
+        @usableFromInline var _nextCloseAction = 0
         /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
-        @usableFromInline let taps = Subscribers<PostedMail>()
+        @usableFromInline let _taps = Subscribers<PostedMail>()
 
         @usableFromInline init() {}
 
@@ -42,14 +42,14 @@ final class Switchboard: Sendable {
         mutating func table<M: Mail>(for type: M.Type) -> RouteTable<M> {
             if let table = existingTable(for: M.self) { return table }
             let table = RouteTable<M>()
-            tables[ObjectIdentifier(M.self)] = table
+            _tables[ObjectIdentifier(M.self)] = table
             return table
         }
 
         /// The table of `M`, if it has one.
         @inlinable
         func existingTable<M: Mail>(for type: M.Type) -> RouteTable<M>? {
-            tables[ObjectIdentifier(M.self)].map { Self.downcast($0, to: M.self) }
+            _tables[ObjectIdentifier(M.self)].map { Self.downcast($0, to: M.self) }
         }
 
         /// The table of `M`, if it has one, by way of the table the last post used: a run of
@@ -57,9 +57,9 @@ final class Switchboard: Sendable {
         @inlinable @inline(__always)
         mutating func recentTable<M: Mail>(for type: M.Type) -> RouteTable<M>? {
             let key = ObjectIdentifier(M.self)
-            if let recent, recent.key == key { return Self.downcast(recent.table, to: M.self) }
-            guard let table = tables[key] else { return nil }
-            recent = (key, table)
+            if let _recent, _recent.key == key { return Self.downcast(_recent.table, to: M.self) }
+            guard let table = _tables[key] else { return nil }
+            _recent = (key, table)
             return Self.downcast(table, to: M.self)
         }
 
@@ -78,8 +78,8 @@ final class Switchboard: Sendable {
         /// `recent` too) goes through here, so `recent` never names a dropped table.
         @inlinable
         mutating func dropTable(_ key: ObjectIdentifier) {
-            tables[key] = nil
-            if recent?.key == key { recent = nil }
+            _tables[key] = nil
+            if _recent?.key == key { _recent = nil }
         }
 
         /// Files `subscriber` where `route` says; `M` is the mail type of a table route.
@@ -93,7 +93,7 @@ final class Switchboard: Sendable {
         ) -> [any Finishable] {
             switch route {
             case .tap:
-                if let tap = subscriber as? Subscriber<PostedMail> { taps.add(tap) }
+                if let tap = subscriber as? Subscriber<PostedMail> { _taps.add(tap) }
                 return []
             case .table(_, let place):
                 return table(for: M.self).add(subscriber, at: place, pinning: sender)
@@ -106,9 +106,9 @@ final class Switchboard: Sendable {
         mutating func remove(_ subscriber: AnyObject, from route: Route) -> (any Finishable)? {
             switch route {
             case .tap:
-                return taps.removeErased(subscriber)
+                return _taps.removeErased(subscriber)
             case .table(let key, let place):
-                guard let table = tables[key] else { return nil }
+                guard let table = _tables[key] else { return nil }
                 let removed = table.remove(subscriber, at: place)
                 if table.isUnused { dropTable(key) }
                 return removed
@@ -116,23 +116,23 @@ final class Switchboard: Sendable {
         }
     }
 
-    @usableFromInline let registry = Mutex(Registry())
+    @usableFromInline let _registry = Mutex(Registry())
 
     /// Held for the whole of each post, which makes the order posts take it the one order
     /// every subscriber sees.
-    @usableFromInline let deliveryOrder = Mutex(())
+    @usableFromInline let _deliveryOrder = Mutex(())
 
     /// ThreadSanitizer's annotations when the process runs under it (see ``ThreadSanitizer``).
-    @usableFromInline let threadSanitizer = ThreadSanitizer.current
+    @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
     @usableFromInline init() {}
 
     /// Runs `body` under the lock; the one way into `registry`.
     @inlinable
     func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
-        registry.withLock { registry in
-            threadSanitizer?.acquire(self)
-            defer { threadSanitizer?.release(self) }
+        _registry.withLock { registry in
+            _threadSanitizer?.acquire(self)
+            defer { _threadSanitizer?.release(self) }
             return body(&registry)
         }
     }
@@ -140,10 +140,10 @@ final class Switchboard: Sendable {
     /// Runs `body` holding the delivery lock; the one way into `deliveryOrder`.
     @inlinable @inline(__always)
     func inDeliveryOrder<Result: Sendable>(_ body: () -> Result) -> Result {
-        deliveryOrder.withLock { _ in
+        _deliveryOrder.withLock { _ in
             // A second address inside this object: the delivery lock is a lock of its own.
-            threadSanitizer?.acquire(self, offset: 1)
-            defer { threadSanitizer?.release(self, offset: 1) }
+            _threadSanitizer?.acquire(self, offset: 1)
+            defer { _threadSanitizer?.release(self, offset: 1) }
             return body()
         }
     }
@@ -198,7 +198,7 @@ final class Switchboard: Sendable {
             replay: nil
         )
         afterUnlock.perform()
-        return subscription.stream
+        return subscription._stream
     }
 
     /// The one way a stream is registered: made, given a termination handler that takes it out
@@ -232,7 +232,7 @@ final class Switchboard: Sendable {
             self?.unregister(subscriber, from: route)
         }
         let filed: (displaced: [any Finishable], replayed: Element?)? = withRegistry { registry in
-            guard !registry.isClosed else { return nil }
+            guard !registry._isClosed else { return nil }
             let displaced = registry.add(subscriber, to: route, of: M.self, pinning: sender)
             return (displaced, replay.flatMap { replay in registry.existingTable(for: M.self).flatMap(replay) })
         }
@@ -265,9 +265,9 @@ final class Switchboard: Sendable {
     @usableFromInline
     func retainLatest<M: Mail>(_ type: M.Type) {
         withRegistry { registry in
-            guard !registry.isClosed else { return }
+            guard !registry._isClosed else { return }
             let table = registry.table(for: M.self)
-            if table.latest == nil { table.latest = LatestMail() }
+            if table._latest == nil { table._latest = LatestMail() }
         }
     }
 
@@ -275,7 +275,7 @@ final class Switchboard: Sendable {
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
         let (latest, afterUnlock) = withRegistry { registry -> (M?, AfterUnlock<[M]>) in
-            guard let kept = registry.existingTable(for: M.self)?.latest else {
+            guard let kept = registry.existingTable(for: M.self)?._latest else {
                 return (nil, AfterUnlock(releasing: []))
             }
             let afterUnlock = AfterUnlock(releasing: kept.sweep())
@@ -343,7 +343,7 @@ final class Switchboard: Sendable {
             var receipt = recipients.deliver(contentsOf: mails, from: sender)
             let envelopes = withRegistry { $0.existingTable(for: M.self)?.envelopes(forOwnTypeOf: sender) }
             if let envelopes {
-                for mail in mails { envelopes.deliver(mail, &receipt) }
+                for mail in mails { envelopes._deliver(mail, &receipt) }
             }
             return receipt
         }
@@ -383,13 +383,13 @@ final class Switchboard: Sendable {
         withRegistry { registry in
             guard let table = registry.recentTable(for: M.self) else {
                 var recipients = Recipients<M, S>()
-                if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
+                if registry._taps.count > 0 { recipients._taps = registry._taps._entries }
                 return (recipients, AfterUnlock(releasing: nil))
             }
             let afterUnlock = table.housekeep(afterPosting: mail, key: key)
             if table.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
             var recipients = table.recipients(from: sender, key: key)
-            if registry.taps.count > 0 { recipients.taps = registry.taps.entries }
+            if registry._taps.count > 0 { recipients._taps = registry._taps._entries }
             return (recipients, afterUnlock)
         }
     }
@@ -402,10 +402,10 @@ final class Switchboard: Sendable {
             guard let table = registry.existingTable(for: M.self) else { return (0, AfterUnlock(releasing: [])) }
             let afterUnlock = AfterUnlock(
                 finishing: table.sweepDepartedSenders(),
-                releasing: table.latest?.sweep() ?? []
+                releasing: table._latest?.sweep() ?? []
             )
             if table.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
-            return (table.count, afterUnlock)
+            return (table._count, afterUnlock)
         }
         afterUnlock.perform()
         return count
@@ -418,17 +418,17 @@ final class Switchboard: Sendable {
     @usableFromInline
     func close() {
         let (afterUnlock, actions) = withRegistry { registry -> (AfterUnlock<Discarded>, [@Sendable () -> Void]) in
-            registry.isClosed = true
-            registry.recent = nil
+            registry._isClosed = true
+            registry._recent = nil
             defer {
-                registry.tables = [:]
-                registry.closeActions = [:]
+                registry._tables = [:]
+                registry._closeActions = [:]
             }
             let afterUnlock = AfterUnlock(
-                finishing: registry.tables.values.flatMap { $0.removeAll() } + registry.taps.removeAll(),
-                releasing: Discarded(Array(registry.tables.values))
+                finishing: registry._tables.values.flatMap { $0.removeAll() } + registry._taps.removeAll(),
+                releasing: Discarded(Array(registry._tables.values))
             )
-            return (afterUnlock, Array(registry.closeActions.values))
+            return (afterUnlock, Array(registry._closeActions.values))
         }
         afterUnlock.perform()
         for action in actions { action() }
@@ -439,16 +439,16 @@ final class Switchboard: Sendable {
     /// Registers `action` to run once after `close()`; nil (and not run) when already closed.
     func addCloseAction(_ action: @escaping @Sendable () -> Void) -> Int? {
         withRegistry { registry in
-            guard !registry.isClosed else { return nil }
-            registry.nextCloseAction += 1
-            registry.closeActions[registry.nextCloseAction] = action
-            return registry.nextCloseAction
+            guard !registry._isClosed else { return nil }
+            registry._nextCloseAction += 1
+            registry._closeActions[registry._nextCloseAction] = action
+            return registry._nextCloseAction
         }
     }
 
     /// Forgets a close action that has not run; released after unlocking, as it may hold user values.
     func removeCloseAction(_ key: Int) {
-        let removed = withRegistry { AfterUnlock(releasing: $0.closeActions.removeValue(forKey: key)) }
+        let removed = withRegistry { AfterUnlock(releasing: $0._closeActions.removeValue(forKey: key)) }
         removed.perform()
     }
 }

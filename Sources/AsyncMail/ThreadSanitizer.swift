@@ -18,8 +18,8 @@ import Darwin
 /// Without ThreadSanitizer, ``current`` is nil and a lock pays one load and one branch for it.
 @usableFromInline
 package struct ThreadSanitizer: Sendable {
-    @usableFromInline let acquireAddress: @convention(c) (UnsafeRawPointer?) -> Void
-    @usableFromInline let releaseAddress: @convention(c) (UnsafeRawPointer?) -> Void
+    @usableFromInline let _acquireAddress: @convention(c) (UnsafeRawPointer?) -> Void
+    @usableFromInline let _releaseAddress: @convention(c) (UnsafeRawPointer?) -> Void
 
     /// The annotations when ThreadSanitizer's runtime is in this process; nil otherwise.
     package static let current: ThreadSanitizer? = {
@@ -29,20 +29,20 @@ package struct ThreadSanitizer: Sendable {
         else { return nil }
         typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
         return ThreadSanitizer(
-            acquireAddress: unsafeBitCast(acquire, to: Annotation.self),
-            releaseAddress: unsafeBitCast(release, to: Annotation.self)
+            _acquireAddress: unsafeBitCast(acquire, to: Annotation.self),
+            _releaseAddress: unsafeBitCast(release, to: Annotation.self)
         )
     }()
 
     /// Marks the start of a critical section of the lock that `lock` (at `offset`) stands for.
     @inlinable
     package func acquire(_ lock: AnyObject, offset: Int = 0) {
-        acquireAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
+        _acquireAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
     }
 
     /// Marks the end of a critical section of the lock that `lock` (at `offset`) stands for.
     @inlinable
     package func release(_ lock: AnyObject, offset: Int = 0) {
-        releaseAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
+        _releaseAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
     }
 }

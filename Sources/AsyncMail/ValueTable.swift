@@ -12,26 +12,26 @@ struct ValueTable<Value> {
     /// What the hash table holds: enough to find a sender's slot, cheap to compare.
     @usableFromInline
     struct Digest: Hashable {
-        @usableFromInline let type: ObjectIdentifier
-        @usableFromInline let hash: Int
+        @usableFromInline let _type: ObjectIdentifier
+        @usableFromInline let _hash: Int
 
         @inlinable
         init(_ sender: ValueSender) {
-            self.type = sender.type
-            self.hash = sender.hash
+            self._type = sender._type
+            self._hash = sender._hash
         }
     }
 
     /// One sender and its value.
     @usableFromInline
     struct Entry {
-        @usableFromInline let sender: ValueSender
-        @usableFromInline var value: Value
+        @usableFromInline let _sender: ValueSender
+        @usableFromInline var _value: Value
 
         @inlinable
         init(sender: ValueSender, value: Value) {
-            self.sender = sender
-            self.value = value
+            self._sender = sender
+            self._value = value
         }
     }
 
@@ -51,54 +51,54 @@ struct ValueTable<Value> {
         }
     }
 
-    @usableFromInline var slots: [Digest: Slot] = [:]
+    @usableFromInline var _slots: [Digest: Slot] = [:]
 
     @inlinable init() {}
 
-    @inlinable var isEmpty: Bool { slots.isEmpty }
+    @inlinable var isEmpty: Bool { _slots.isEmpty }
 
     /// Every value, in no particular order.
-    @inlinable var values: [Value] { slots.values.flatMap { $0.entries.map(\.value) } }
+    @inlinable var values: [Value] { _slots.values.flatMap { $0.entries.map(\._value) } }
 
     @inlinable
     subscript(sender: ValueSender) -> Value? {
         get {
-            switch slots[Digest(sender)] {
+            switch _slots[Digest(sender)] {
             case nil:
                 return nil
             case .one(let entry):
-                return entry.sender == sender ? entry.value : nil
+                return entry._sender == sender ? entry._value : nil
             case .several(let entries):
-                return entries.first { $0.sender == sender }?.value
+                return entries.first { $0._sender == sender }?._value
             }
         }
         set {
             let digest = Digest(sender)
-            let slot = slots[digest]
+            let slot = _slots[digest]
             // The common cases, one sender per digest, without building an array: a retained
             // type's `LatestMail` sets its sender's mail on every post.
             switch slot {
             case nil:
-                if let newValue { slots[digest] = .one(Entry(sender: sender, value: newValue)) }
+                if let newValue { _slots[digest] = .one(Entry(sender: sender, value: newValue)) }
                 return
-            case .one(let entry) where entry.sender == sender:
-                slots[digest] = newValue.map { .one(Entry(sender: entry.sender, value: $0)) }
+            case .one(let entry) where entry._sender == sender:
+                _slots[digest] = newValue.map { .one(Entry(sender: entry._sender, value: $0)) }
                 return
             default:
                 break
             }
             var entries = slot?.entries ?? []
-            let index = entries.firstIndex { $0.sender == sender }
+            let index = entries.firstIndex { $0._sender == sender }
             switch (index, newValue) {
-            case (let index?, let value?): entries[index].value = value
+            case (let index?, let value?): entries[index]._value = value
             case (let index?, nil): entries.remove(at: index)
             case (nil, let value?): entries.append(Entry(sender: sender, value: value))
             case (nil, nil): return
             }
             switch entries.count {
-            case 0: slots[digest] = nil
-            case 1: slots[digest] = .one(entries[0])
-            default: slots[digest] = .several(entries)
+            case 0: _slots[digest] = nil
+            case 1: _slots[digest] = .one(entries[0])
+            default: _slots[digest] = .several(entries)
             }
         }
     }

@@ -151,7 +151,7 @@ struct DepartedSenderTests {
                     found == departing.nonzeroBitCount,
                     "n \(n), \(warmUp) posts before, departing mask \(departing): found \(found)"
                 )
-                #expect(routes.routes.count == n - found)
+                #expect(routes._routes.count == n - found)
             }
         }
     }
@@ -172,7 +172,7 @@ struct DepartedSenderTests {
                 // Pinned after the cursor moved: the route the old sweep's budget re-checked.
                 _ = routes.insert(ObjectRoute(sender: late))
                 #expect(routes.removeAllDeparted().count == departing.nonzeroBitCount)
-                #expect(routes.routes.count == n + 1 - departing.nonzeroBitCount)
+                #expect(routes._routes.count == n + 1 - departing.nonzeroBitCount)
                 withExtendedLifetime((senders, late)) {}
             }
         }

@@ -13,7 +13,7 @@ struct ValueTableTests {
         table[north] = 1
         table[south] = 2
         table[east] = 3
-        #expect(table.slots.count == 1, "one digest for all three")
+        #expect(table._slots.count == 1, "one digest for all three")
         #expect([table[north], table[south], table[east]] == [1, 2, 3])
         #expect(table[ValueSender(Colliding("west"))] == nil)
 
