@@ -2,6 +2,12 @@ extension Mailroom {
     // Test-only hooks, all in this one file. Internal: reachable from the test target through
     // `@testable import`. They read the registry under its lock and change nothing.
 
+    /// A mailroom that calls `probe` just before it yields a replayed mail, with whether the
+    /// delivery lock is held then; lets tests prove that no newer post can overtake a replay.
+    init(replayProbe probe: @escaping @Sendable (_ deliveryOrderIsHeld: Bool) -> Void) {
+        self.init(switchboard: Switchboard(replayProbe: probe))
+    }
+
     /// The number of live taps; lets tests prove a tap is removed.
     var tapCount: Int {
         _switchboard.withRegistry { $0._taps.count }

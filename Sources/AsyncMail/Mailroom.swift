@@ -34,12 +34,19 @@ public final actor Mailroom {
 
     /// Every live subscription; a lock rather than actor state so that a stream's
     /// termination handler can remove it synchronously (see ``Switchboard``).
-    @usableFromInline let _switchboard = Switchboard()
+    @usableFromInline let _switchboard: Switchboard
 
     /// Creates an empty, open mailroom.
     ///
     /// When the mailroom is deallocated, every stream it handed out finishes.
-    public init() {}
+    public init() {
+        _switchboard = Switchboard()
+    }
+
+    /// A mailroom on a given switchboard; see `Mailroom+Testing.swift`.
+    init(switchboard: Switchboard) {
+        _switchboard = switchboard
+    }
 
     // MARK: Subscribing
 

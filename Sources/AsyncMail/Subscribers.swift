@@ -76,11 +76,16 @@ final class Subscribers<Element: Sendable>: SubscriberList {
 
     /// Removes one subscription and hands back its continuation, which the caller must drop
     /// outside the lock: releasing a stream's last reference runs its termination handler.
-    /// Returns nil when it is not in this list (already removed, or filed elsewhere).
+    /// Returns nil when it has already been removed.
     @inlinable
     func remove(_ subscriber: Subscriber<Element>) -> (any Finishable)? {
         let position = subscriber._position.load(ordering: .relaxed)
-        guard _entries.indices.contains(position), _entries[position] === subscriber else { return nil }
+        // -1: already removed. Otherwise the subscriber sits at `position` in this very list: a
+        // subscription's route names exactly one list, the one it was filed in, and every way out
+        // of a list (`remove`, `removeAll`) resets the position to -1 first. So an identity check
+        // here could never fail; the assertion keeps the invariant checked in debug builds.
+        guard _entries.indices.contains(position) else { return nil }
+        assert(_entries[position] === subscriber, "a subscription's route names the one list it is in")
         let last = _entries.count - 1
         if position != last {
             _entries.swapAt(position, last)

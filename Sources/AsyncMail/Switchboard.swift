@@ -125,7 +125,14 @@ final class Switchboard: Sendable {
     /// ThreadSanitizer's annotations when the process runs under it (see ``ThreadSanitizer``).
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
-    @usableFromInline init() {}
+    /// Called with the delivery lock's state just before a replayed mail is yielded; lets tests
+    /// prove the replay happens in the delivery order (see `Mailroom+Testing.swift`).
+    @usableFromInline let _replayProbe: (@Sendable (_ deliveryOrderIsHeld: Bool) -> Void)?
+
+    @usableFromInline
+    init(replayProbe: (@Sendable (_ deliveryOrderIsHeld: Bool) -> Void)? = nil) {
+        self._replayProbe = replayProbe
+    }
 
     /// Runs `body` under the lock; the one way into `registry`.
     @inlinable
@@ -241,7 +248,10 @@ final class Switchboard: Sendable {
             continuation.finish()
             return (subscription, AfterUnlock(releasing: ()))
         }
-        if let replayed = filed.replayed, accepts?(replayed) != false { continuation.yield(replayed) }
+        if let replayed = filed.replayed, accepts?(replayed) != false {
+            if let _replayProbe { _replayProbe(_deliveryOrder.withLockIfAvailable { _ in } == nil) }
+            continuation.yield(replayed)
+        }
         return (subscription, AfterUnlock(finishing: filed.displaced, releasing: ()))
     }
 
