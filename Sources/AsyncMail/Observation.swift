@@ -21,7 +21,7 @@ public struct Observation: Sendable, Hashable {
     private let control: Control
 
     /// The cancellation flag, and the subscription that `cancel()` ends.
-    final class Control: Sendable {
+    private final class Control: Sendable {
         let cancelled = Atomic(false)
         let subscription: any Finishable
         /// Called by the loop right after it takes a mail, before it moves to the handler's
