@@ -1,11 +1,7 @@
 /// The type-erased face of ``RouteTable``, so one dictionary can hold the tables of every mail
-/// type, and a termination handler, which knows no mail type, can remove from one.
+/// type.
 @usableFromInline
 protocol AnyRouteTable: AnyObject {
-    /// Whether the table can go: no subscriptions, and no mail kept for replay.
-    var isUnused: Bool { get }
-    /// Removes `subscriber` from `place`; nil when it is no longer there.
-    func remove(_ subscriber: AnyObject, at place: TableRoute) -> (any Finishable)?
     /// Removes every subscription and returns their continuations to finish.
     func removeAll() -> [any Finishable]
 }
@@ -166,9 +162,10 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         return _byObject.sweepAfterPost(batch: Self.sweepBatch).flatMap(takeAll(of:))
     }
 
-    /// Removes `subscriber` from `place`; nil when it is no longer there.
-    @usableFromInline
-    func remove(_ subscriber: AnyObject, at place: TableRoute) -> (any Finishable)? {
+    /// Removes `subscriber` from `place`; nil when it is no longer there. As in ``add(_:at:pinning:)``,
+    /// the cast to `Subscriber<M>` is resolved at compile time in specialised code.
+    @inlinable
+    func remove<Element>(_ subscriber: Subscriber<Element>, at place: TableRoute) -> (any Finishable)? {
         let removed: (any Finishable)?
         switch place {
         case .everyone:

@@ -100,15 +100,20 @@ final class Switchboard: Sendable {
             }
         }
 
-        /// Takes `subscriber` out of `route`, and a table with it once nothing is left in it.
-        /// Returns the removed continuation, to be released after unlocking.
-        @usableFromInline
-        mutating func remove(_ subscriber: AnyObject, from route: Route) -> (any Finishable)? {
+        /// Takes `subscriber` out of `route`, and a table with it once nothing is left in it;
+        /// `M` is the mail type the subscription was filed with. Returns the removed
+        /// continuation, to be released after unlocking.
+        @inlinable
+        mutating func remove<M: Mail, Element>(
+            _ subscriber: Subscriber<Element>,
+            from route: Route,
+            of type: M.Type
+        ) -> (any Finishable)? {
             switch route {
             case .tap:
                 return _taps.removeErased(subscriber)
             case .table(let key, let place):
-                guard let table = _tables[key] else { return nil }
+                guard let table = existingTable(for: M.self) else { return nil }
                 let removed = table.remove(subscriber, at: place)
                 if table.isUnused { dropTable(key) }
                 return removed
@@ -236,7 +241,7 @@ final class Switchboard: Sendable {
         // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
         // finished by `close()`, by a departed sender, or by this mailroom's deinit.
         continuation.onTermination = { [weak self] _ in
-            self?.unregister(subscriber, from: route)
+            self?.unregister(subscriber, from: route, of: M.self)
         }
         let filed: (displaced: [any Finishable], replayed: Element?)? = withRegistry { registry in
             guard !registry._isClosed else { return nil }
@@ -262,9 +267,10 @@ final class Switchboard: Sendable {
     }
 
     /// Takes a subscription out of the registry; what a stream's termination handler runs.
-    @usableFromInline
-    func unregister(_ subscriber: AnyObject, from route: Route) {
-        let removed = withRegistry { AfterUnlock(releasing: $0.remove(subscriber, from: route)) }
+    /// Inlinable, so that in the client's specialised code removal needs no dynamic cast.
+    @inlinable
+    func unregister<M: Mail, Element>(_ subscriber: Subscriber<Element>, from route: Route, of type: M.Type) {
+        let removed = withRegistry { AfterUnlock(releasing: $0.remove(subscriber, from: route, of: M.self)) }
         // Released here, outside the lock: dropping a continuation can run a termination handler.
         removed.perform()
     }
