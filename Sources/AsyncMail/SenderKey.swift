@@ -91,15 +91,13 @@ enum SenderKey {
 }
 
 /// An `Optional`, seen without knowing its `Wrapped` type.
-@usableFromInline
-protocol OptionalSender {
+private protocol OptionalSender {
     /// The wrapped value, or nil for `.none`.
     var wrappedSender: Any? { get }
 }
 
 extension Optional: OptionalSender {
-    @usableFromInline
-    var wrappedSender: Any? { map { $0 as Any } }
+    fileprivate var wrappedSender: Any? { map { $0 as Any } }
 }
 
 /// `value` as `any Sendable`.
@@ -107,8 +105,7 @@ extension Optional: OptionalSender {
 /// Only called with what an `Optional` or existential sender held, and a sender is `Sendable`, so
 /// its payload is too. `Sendable` is a marker protocol: the cast checks nothing at run time and cannot fail.
 /// (A generic cast, because `Any as? any Sendable` written out is diagnosed as always succeeding.)
-@usableFromInline
-func assumeSendable(_ value: Any) -> any Sendable {
+private func assumeSendable(_ value: Any) -> any Sendable {
     func cast<T>(_ value: Any, to type: T.Type) -> T? { value as? T }
     return cast(value, to: (any Sendable).self) ?? ""
 }

@@ -43,12 +43,12 @@ struct EnvelopeDelivery<M: Mail>: Sendable {
 }
 
 /// An ``Envelope`` made from a type-erased mail and sender.
-protocol ErasedEnvelope: Sendable {
+private protocol ErasedEnvelope: Sendable {
     init?(mail: Any, sender: Any)
 }
 
 extension Envelope: ErasedEnvelope {
-    init?(mail: Any, sender: Any) {
+    fileprivate init?(mail: Any, sender: Any) {
         guard let mail = mail as? M, let sender = sender as? S else { return nil }
         self.init(mail: mail, sender: sender)
     }
