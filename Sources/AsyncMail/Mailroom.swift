@@ -321,6 +321,24 @@ public final actor Mailroom {
         _switchboard.subscriberCount(for: M.self)
     }
 
+    /// The number of live subscriptions to a mail type pinned to one sender: how many are in
+    /// this room.
+    ///
+    /// The sender is classified as a post classifies it: an object by identity, a `Hashable`
+    /// value by type and equality, looked through existentials and `Optional`s. Subscriptions
+    /// that take every sender, and sender-type subscriptions, are not counted. Exact under the
+    /// same rules as ``subscriberCount(for:)``, which it shares: departed senders are swept first.
+    ///
+    /// ```swift
+    /// let inLobby = await mailroom.subscriberCount(for: ChatLine.self, from: RoomID("lobby"))
+    /// ```
+    public nonisolated(nonsending) func subscriberCount<M: Mail, S: Sendable>(
+        for type: M.Type,
+        from sender: S
+    ) async -> Int {
+        _switchboard.subscriberCount(for: M.self, pinnedTo: SenderKey(classifying: sender))
+    }
+
     /// Finishes every stream and shuts the mailroom.
     ///
     /// Consumers' loops end normally after draining what is already buffered. Afterwards

@@ -121,6 +121,17 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         return recipients
     }
 
+    /// The subscriptions pinned to one sender; call after ``sweepDepartedSenders()``, so that an
+    /// object route at `key`'s address is the live sender's (the caller holds the sender).
+    @usableFromInline
+    func pinnedCount(to key: SenderKey) -> Int {
+        switch key {
+        case .object(let sender): _byObject[sender._id].map { $0._subscribers.count } ?? 0
+        case .value(let value): _byValue[value]?.count ?? 0
+        case .none: 0
+        }
+    }
+
     /// The envelope subscriptions to the own type of a sender that the post site saw only as an
     /// existential or an `Optional`, ready to yield to; nil when there are none. Rare, so
     /// type-erased, and kept out of ``recipients(from:key:)``, which every post runs.

@@ -413,7 +413,7 @@ final class Switchboard: Sendable {
     // MARK: Counting and closing
 
     @usableFromInline
-    func subscriberCount<M: Mail>(for type: M.Type) -> Int {
+    func subscriberCount<M: Mail>(for type: M.Type, pinnedTo key: SenderKey? = nil) -> Int {
         let (count, afterUnlock) = withRegistry { registry -> (Int, AfterUnlock<[M]>) in
             guard let table = registry.existingTable(for: M.self) else { return (0, AfterUnlock(releasing: [])) }
             let afterUnlock = AfterUnlock(
@@ -421,7 +421,8 @@ final class Switchboard: Sendable {
                 releasing: table._latest?.sweep() ?? []
             )
             if table.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
-            return (table._count, afterUnlock)
+            guard let key else { return (table._count, afterUnlock) }
+            return (table.pinnedCount(to: key), afterUnlock)
         }
         afterUnlock.perform()
         return count

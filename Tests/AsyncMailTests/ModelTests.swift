@@ -645,6 +645,7 @@ private final class ModelRun {
 
     func count() async throws {
         let kind = pick(MailKind.allCases)
+        if chance(40) { return try await countBySender(kind) }
         let actual: Int
         switch kind {
         case .a: actual = await mailroom.subscriberCount(for: MailA.self)
@@ -656,6 +657,32 @@ private final class ModelRun {
         let expected = subscriptions.filter { $0.kind == kind && $0.counted }.count
         log("count \(typeName(kind)) = \(expected)")
         #expect(actual == expected, "subscriberCount(for: \(typeName(kind))); \(context)")
+    }
+
+    func countBySender(_ kind: MailKind) async throws {
+        let route: Route
+        let actual: Int
+        if chance(50), let number = liveObject() {
+            route = .object(number)
+            let object = objects[number]!
+            switch kind {
+            case .a: actual = await mailroom.subscriberCount(for: MailA.self, from: object)
+            case .b: actual = await mailroom.subscriberCount(for: MailB.self, from: object)
+            }
+        } else {
+            let room = pick(rooms)
+            route = .value(room)
+            switch kind {
+            case .a: actual = await mailroom.subscriberCount(for: MailA.self, from: RoomID(room))
+            case .b: actual = await mailroom.subscriberCount(for: MailB.self, from: RoomID(room))
+            }
+        }
+        for subscription in subscriptions where subscription.kind == kind && subscription.state == .senderGone {
+            subscription.state = .ended
+        }
+        let expected = subscriptions.filter { $0.kind == kind && $0.counted && $0.route == route }.count
+        log("count \(typeName(kind)) from \(route) = \(expected)")
+        #expect(actual == expected, "subscriberCount(for: \(typeName(kind)), from: \(route)); \(context)")
     }
 
     func latest() async throws {
