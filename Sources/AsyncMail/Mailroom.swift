@@ -66,7 +66,8 @@ public final actor Mailroom {
     ///     once per matching post, on the poster's thread, so keep it cheap and free of side
     ///     effects. It never runs under the mailroom's registry lock, so it may drop or cancel
     ///     streams; but it runs while its post keeps the one delivery order, so it must not
-    ///     block waiting for another post to this mailroom. Every `subscribe` takes one.
+    ///     block waiting for another post to this mailroom. A ``postSynchronously(_:)`` it makes
+    ///     is deferred until its post is done (see ``Receipt``). Every `subscribe` takes one.
     ///   - startingWithLatest: When the type keeps its latest mail (``retainLatest(_:)``), start
     ///     the stream with it, ahead of anything posted later. For the sender-pinned forms it
     ///     is the latest mail from that sender. Without a kept mail, the stream starts empty.

@@ -124,8 +124,8 @@ final class Switchboard: Sendable {
     @usableFromInline let _registry = Mutex(Registry())
 
     /// Held for the whole of each post, which makes the order posts take it the one order
-    /// every subscriber sees.
-    @usableFromInline let _deliveryOrder = Mutex(())
+    /// every subscriber sees (see ``DeliveryLock``).
+    @usableFromInline let _deliveryOrder = DeliveryLock()
 
     /// ThreadSanitizer's annotations when the process runs under it (see ``ThreadSanitizer``).
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
@@ -152,12 +152,7 @@ final class Switchboard: Sendable {
     /// Runs `body` holding the delivery lock; the one way into `deliveryOrder`.
     @inlinable @inline(__always)
     func inDeliveryOrder<Result: Sendable>(_ body: () -> Result) -> Result {
-        _deliveryOrder.withLock { _ in
-            // A second address inside this object: the delivery lock is a lock of its own.
-            _threadSanitizer?.acquire(self, offset: 1)
-            defer { _threadSanitizer?.release(self, offset: 1) }
-            return body()
-        }
+        _deliveryOrder.withLock(body)
     }
 
     deinit {
@@ -192,6 +187,7 @@ final class Switchboard: Sendable {
             )
         }
         afterUnlock.perform()
+        if replay != nil { _deliveryOrder.runDeferred() }  // posts the replay's filter made
         return subscription
     }
 
@@ -254,7 +250,7 @@ final class Switchboard: Sendable {
             return (subscription, AfterUnlock(releasing: ()))
         }
         if let replayed = filed.replayed, accepts?(replayed) != false {
-            if let _replayProbe { _replayProbe(_deliveryOrder.withLockIfAvailable { _ in } == nil) }
+            if let _replayProbe { _replayProbe(_deliveryOrder.isHeldByCurrentThread) }
             continuation.yield(replayed)
         }
         return (subscription, AfterUnlock(finishing: filed.displaced, releasing: ()))
@@ -306,15 +302,17 @@ final class Switchboard: Sendable {
 
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
-        deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) { $0.deliver(mail, from: nil) }
+        if _deliveryOrder.isHeldByCurrentThread { return deferPost(count: 1) { $0.post(mail) } }
+        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) { $0.deliver(mail, from: nil) }
     }
 
     @inlinable
     func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
+        if _deliveryOrder.isHeldByCurrentThread { return deferPost(count: 1) { $0.post(mail, from: sender) } }
         switch SenderKey.unwrap(sender) {
-        case .asIs: post(unwrapped: mail, from: sender)
-        case .contents(let contents): post(opened: [mail], from: contents)
-        case .absent: post(mail)
+        case .asIs: return post(unwrapped: mail, from: sender)
+        case .contents(let contents): return post(opened: [mail], from: contents)
+        case .absent: return post(mail)
         }
     }
 
@@ -328,6 +326,9 @@ final class Switchboard: Sendable {
     @inlinable
     func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
         let mails = Array(mails)  // read once: the last one is kept for replay
+        if _deliveryOrder.isHeldByCurrentThread {
+            return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
+        }
         return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last) {
             $0.deliver(contentsOf: mails, from: nil)
         }
@@ -335,11 +336,25 @@ final class Switchboard: Sendable {
 
     @inlinable
     func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
-        switch SenderKey.unwrap(sender) {
-        case .asIs: post(unwrappedContentsOf: Array(mails), from: sender)
-        case .contents(let contents): post(opened: Array(mails), from: contents)
-        case .absent: post(contentsOf: mails)
+        let mails = Array(mails)  // read once: the last one is kept for replay
+        if _deliveryOrder.isHeldByCurrentThread {
+            return deferPost(count: mails.count) { $0.post(contentsOf: mails, from: sender) }
         }
+        switch SenderKey.unwrap(sender) {
+        case .asIs: return post(unwrappedContentsOf: mails, from: sender)
+        case .contents(let contents): return post(opened: mails, from: contents)
+        case .absent: return post(contentsOf: mails)
+        }
+    }
+
+    /// Defers a post made while this thread delivers another post of this mailroom (from a
+    /// filter, or from the deinit of a mail released during delivery): it runs as an ordinary
+    /// post once the delivery lock is released (see ``DeliveryLock``), and its receipt counts its
+    /// mail as deferred.
+    @usableFromInline
+    func deferPost(count: Int, _ post: @escaping @Sendable (Switchboard) -> Receipt) -> Receipt {
+        _deliveryOrder.deferPost { [self] in _ = post(self) }
+        return Receipt(deferred: count)
     }
 
     /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
@@ -382,6 +397,7 @@ final class Switchboard: Sendable {
         }
         afterUnlock.perform()
         _ = recipients  // the snapshot may hold the last reference to a subscription: released here
+        _deliveryOrder.runDeferred()  // posts this post's filters made, now that the lock is free
         return receipt
     }
 
