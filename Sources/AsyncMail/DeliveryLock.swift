@@ -63,18 +63,18 @@ final class DeliveryLock: Sendable {
         return holder != 0 && holder == Self.currentThread
     }
 
-    /// Runs `body` holding the lock; when this thread holds it already, runs `body` as it is.
+    /// Runs `body` holding the lock.
+    ///
+    /// Never called by a thread that holds the lock already: every post checks
+    /// ``isHeldByCurrentThread`` first and defers itself, and a replaying `subscribe`, which also
+    /// takes this lock, is `async`, so no filter or deinit can call it. Should that change, the
+    /// non-recursive mutex traps rather than deliver a post in the middle of another.
     @inlinable
     func withLock<Result: Sendable>(_ body: () -> Result) -> Result {
-        if isHeldByCurrentThread { return body() }
         let thread = Self.currentThread
-        return _mutex.withLock { _ in
+        return _mutex.withLock(annotating: _threadSanitizer, as: self) { _ in
             _holder.store(thread, ordering: .relaxed)
-            _threadSanitizer?.acquire(self)
-            defer {
-                _threadSanitizer?.release(self)
-                _holder.store(0, ordering: .relaxed)
-            }
+            defer { _holder.store(0, ordering: .relaxed) }
             return body()
         }
     }
@@ -114,11 +114,7 @@ final class DeliveryLock: Sendable {
     }
 
     private func withQueue<Result: Sendable>(_ body: (inout Queue) -> Result) -> Result {
-        queue.withLock { queue in
-            // A second address inside this object: the queue's lock is a lock of its own.
-            _threadSanitizer?.acquire(self, offset: 1)
-            defer { _threadSanitizer?.release(self, offset: 1) }
-            return body(&queue)
-        }
+        // A second address inside this object: the queue's lock is a lock of its own.
+        queue.withLock(annotating: _threadSanitizer, as: self, offset: 1, body)
     }
 }

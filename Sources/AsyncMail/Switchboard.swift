@@ -142,11 +142,7 @@ final class Switchboard: Sendable {
     /// Runs `body` under the lock; the one way into `registry`.
     @inlinable
     func withRegistry<Result: Sendable>(_ body: (inout Registry) -> Result) -> Result {
-        _registry.withLock { registry in
-            _threadSanitizer?.acquire(self)
-            defer { _threadSanitizer?.release(self) }
-            return body(&registry)
-        }
+        _registry.withLock(annotating: _threadSanitizer, as: self, body)
     }
 
     /// Runs `body` holding the delivery lock; the one way into `deliveryOrder`.

@@ -34,12 +34,8 @@ public struct NotificationForwarding: Sendable, Hashable {
         }
 
         /// Runs `body` holding the lock on `live`.
-        func withLive<Result>(_ body: (inout Live) -> sending Result) -> sending Result {
-            live.withLock { live in
-                threadSanitizer?.acquire(self)
-                defer { threadSanitizer?.release(self) }
-                return body(&live)
-            }
+        func withLive<Result: Sendable>(_ body: (inout Live) -> Result) -> Result {
+            live.withLock(annotating: threadSanitizer, as: self, body)
         }
 
         /// Whether the observer is still registered; checked before each transform.

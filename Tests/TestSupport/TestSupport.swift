@@ -69,10 +69,6 @@ public final class Locked<Value: Sendable>: Sendable {
     }
 
     public func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
-        mutex.withLock { value in
-            threadSanitizer?.acquire(self)
-            defer { threadSanitizer?.release(self) }
-            return body(&value)
-        }
+        mutex.withLock(annotating: threadSanitizer, as: self, body)
     }
 }
