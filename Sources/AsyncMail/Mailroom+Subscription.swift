@@ -8,13 +8,15 @@ extension Mailroom {
         to type: M.Type,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
-        where isIncluded: (@Sendable (M) -> Bool)?
+        where isIncluded: (@Sendable (M) -> Bool)?,
+        endSignal: EndSignal? = nil
     ) -> Subscription<M> {
         _switchboard.subscribe(
             M.self,
             at: .everyone,
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
+            endSignal: endSignal,
             replay: startingWithLatest ? { $0._latest?.newestFromLiveSender } : nil
         )
     }
@@ -25,7 +27,8 @@ extension Mailroom {
         fromObject sender: AnyObject,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
-        where isIncluded: (@Sendable (M) -> Bool)?
+        where isIncluded: (@Sendable (M) -> Bool)?,
+        endSignal: EndSignal? = nil
     ) -> Subscription<M> {
         _switchboard.subscribe(
             M.self,
@@ -33,6 +36,7 @@ extension Mailroom {
             pinning: sender,
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
+            endSignal: endSignal,
             replay: startingWithLatest ? { $0._latest?.newest(from: .object(ObjectSender(sender))) } : nil
         )
     }
@@ -45,7 +49,8 @@ extension Mailroom {
         from sender: S,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
-        where isIncluded: (@Sendable (M) -> Bool)?
+        where isIncluded: (@Sendable (M) -> Bool)?,
+        endSignal: EndSignal? = nil
     ) -> Subscription<M> {
         let key: ValueSender
         switch SenderKey(classifying: sender) {
@@ -55,7 +60,8 @@ extension Mailroom {
                 fromObject: object.object,
                 bufferingPolicy: bufferingPolicy,
                 startingWithLatest: startingWithLatest,
-                where: isIncluded
+                where: isIncluded,
+                endSignal: endSignal
             )
         case .value(let value) where value._type != ObjectIdentifier(S.self):
             key = value  // the value an Optional or an existential held
@@ -68,6 +74,7 @@ extension Mailroom {
             at: .value(key),
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
+            endSignal: endSignal,
             replay: startingWithLatest ? { $0._latest?.newest(from: .value(key)) } : nil
         )
     }

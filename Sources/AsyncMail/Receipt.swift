@@ -1,11 +1,13 @@
-/// What a ``Mailroom/post(_:)`` did: how many subscriptions took the mail and how many lost one.
+/// What a ``Mailroom/post(_:)`` did: how many subscriptions took the mail, lost one, or ended.
 ///
-/// For every subscription that matched the post, exactly one of the two counts goes up,
-/// so `delivered + dropped` is the number of matching subscriptions:
+/// For every subscription that matched the post, exactly one of three counts goes up,
+/// so `delivered + dropped + ended` is the number of matching subscriptions (``matched``):
 /// - `delivered`: the mail was handed to a waiting consumer or buffered for it.
 /// - `dropped`: the subscription's bounded buffer was full, so a mail was lost. With
 ///   `.bufferingOldest(n)` the lost mail is this one; with `.bufferingNewest(n)` this
 ///   mail was buffered and the oldest buffered mail was evicted to make room.
+/// - `ended`: the subscription had a backlog limit (a ``BoundedStream``) and its buffer was
+///   full, so instead of losing mail it ended, and it was removed before the post returned.
 ///
 /// A subscription that ends while the post is in flight counts in neither: its consumer
 /// has already stopped listening.
@@ -21,24 +23,28 @@ public struct Receipt: Sendable, Equatable, Hashable, CustomStringConvertible {
     public var delivered: Int
     /// Subscriptions whose full buffer lost a mail because of this post.
     public var dropped: Int
+    /// Subscriptions this post ended because their consumer passed its backlog limit.
+    public var ended: Int
     /// Mails whose delivery waits for the post in progress on this thread; see above.
     public var deferred: Int
 
     /// Creates a receipt with the given counts.
-    public init(delivered: Int = 0, dropped: Int = 0, deferred: Int = 0) {
+    public init(delivered: Int = 0, dropped: Int = 0, ended: Int = 0, deferred: Int = 0) {
         self.delivered = delivered
         self.dropped = dropped
+        self.ended = ended
         self.deferred = deferred
     }
 
     /// The number of subscriptions that matched the post.
-    public var matched: Int { delivered + dropped }
+    public var matched: Int { delivered + dropped + ended }
 
     /// Adds two receipts, for totals over several posts.
     public static func + (lhs: Receipt, rhs: Receipt) -> Receipt {
         Receipt(
             delivered: lhs.delivered + rhs.delivered,
             dropped: lhs.dropped + rhs.dropped,
+            ended: lhs.ended + rhs.ended,
             deferred: lhs.deferred + rhs.deferred
         )
     }
@@ -50,8 +56,9 @@ public struct Receipt: Sendable, Equatable, Hashable, CustomStringConvertible {
 
     /// Reads like the initialiser call that would make the same receipt.
     public var description: String {
-        deferred == 0
-            ? "Receipt(delivered: \(delivered), dropped: \(dropped))"
-            : "Receipt(delivered: \(delivered), dropped: \(dropped), deferred: \(deferred))"
+        var counts = "delivered: \(delivered), dropped: \(dropped)"
+        if ended != 0 { counts += ", ended: \(ended)" }
+        if deferred != 0 { counts += ", deferred: \(deferred)" }
+        return "Receipt(\(counts))"
     }
 }

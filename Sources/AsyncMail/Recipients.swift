@@ -64,7 +64,15 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
             case .enqueued:
                 receipt.delivered += 1
             case .dropped:
-                receipt.dropped += 1
+                if let endSignal = subscriber._endSignal {
+                    // Past its backlog limit: end it now, so that later mail of this post (or
+                    // batch) finds it terminated, and it is unregistered before the post returns.
+                    endSignal.end(.backlogLimitExceeded)
+                    subscriber._continuation.finish()
+                    receipt.ended += 1
+                } else {
+                    receipt.dropped += 1
+                }
             case .terminated:
                 // Its consumer is already gone; the termination handler is removing it.
                 break

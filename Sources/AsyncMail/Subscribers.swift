@@ -11,15 +11,22 @@ final class Subscriber<Element: Sendable>: Sendable {
     @usableFromInline let _continuation: AsyncStream<Element>.Continuation
     /// The subscription's post-time filter; `nil` takes everything that routes here.
     @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
+    /// Set for a subscription with a backlog limit: a full buffer ends it instead of losing mail.
+    @usableFromInline let _endSignal: EndSignal?
     /// Where it sits in its route's ``Subscribers/entries``, or -1 when it is in none, so that
     /// removal needs no lookup table. Read and written only under the registry lock, which
     /// orders every access; it is atomic (relaxed) only so that the class can be `Sendable`.
     @usableFromInline let _position = Atomic<Int>(-1)
 
     @inlinable
-    init(continuation: AsyncStream<Element>.Continuation, accepts: (@Sendable (Element) -> Bool)?) {
+    init(
+        continuation: AsyncStream<Element>.Continuation,
+        accepts: (@Sendable (Element) -> Bool)?,
+        endSignal: EndSignal? = nil
+    ) {
         self._continuation = continuation
         self._accepts = accepts
+        self._endSignal = endSignal
     }
 }
 

@@ -168,6 +168,7 @@ final class Switchboard: Sendable {
         pinning sender: AnyObject? = nil,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
+        endSignal: EndSignal? = nil,
         replay: ((RouteTable<M>) -> Element?)? = nil
     ) -> Subscription<Element> {
         // Replaying registers under the delivery lock, so no newer post can overtake the
@@ -179,6 +180,7 @@ final class Switchboard: Sendable {
                 pinning: sender,
                 bufferingPolicy: bufferingPolicy,
                 accepts: accepts,
+                endSignal: endSignal,
                 replay: replay
             )
         }
@@ -199,6 +201,7 @@ final class Switchboard: Sendable {
             pinning: nil,
             bufferingPolicy: bufferingPolicy,
             accepts: accepts,
+            endSignal: nil,
             replay: nil
         )
         afterUnlock.perform()
@@ -220,19 +223,21 @@ final class Switchboard: Sendable {
         pinning sender: AnyObject?,
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
+        endSignal: EndSignal?,
         replay: ((RouteTable<M>) -> Element?)?
     ) -> (Subscription<Element>, AfterUnlock<Void>) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
             bufferingPolicy: bufferingPolicy
         )
-        let subscriber = Subscriber(continuation: continuation, accepts: accepts)
+        let subscriber = Subscriber(continuation: continuation, accepts: accepts, endSignal: endSignal)
         // Set before filing: once filed, `close()` may finish the stream at any moment, and a
         // handler set on a finished stream would never run. The handler holds the subscriber
         // (which holds the continuation, whose storage holds the handler); that cycle ends when
         // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
         // finished by `close()`, by a departed sender, or by this mailroom's deinit.
         continuation.onTermination = { [weak self] _ in
+            endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
             self?.unregister(subscriber, from: route, of: M.self)
         }
         let filed: (displaced: [any Finishable], replayed: Element?)? = withRegistry { registry in

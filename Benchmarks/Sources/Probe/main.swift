@@ -10,6 +10,7 @@
 //   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
+//   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
 import AsyncMail
 import CHeapStats
 import Foundation
@@ -78,6 +79,39 @@ if arguments.first == "profile-pinned" {
         let bystanders = await crowd.gather(on: mailroom)
         for _ in 0..<30 { await postCost(on: mailroom, pinned: Pin(beside: crowd)) { await $0() } }
         withExtendedLifetime(bystanders) {}
+    }
+    exit(0)
+}
+
+/// A 1 KB chat line, the size the ChatServer's soak test posts.
+struct Kilobyte: Mail {
+    let bytes: [UInt8]
+}
+
+if arguments.first == "stalled" {
+    // 40,000 posts of 1 KB to a room with one consumer that stopped reading, as in the ChatServer
+    // soak: the heap it ends up holding with each way of buffering, and what the receipts said.
+    let posts = 40_000
+    let limit = 1_024
+    func heldAfterPosts(_ subscribe: (Mailroom) async -> any Sendable) async -> (Int, Receipt) {
+        let mailroom = Mailroom()
+        let before = heapInUse()
+        let stalled = await subscribe(mailroom)
+        var total = Receipt()
+        for index in 0..<posts {
+            total += await mailroom.post(Kilobyte(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1_024)))
+        }
+        let held = heapInUse() - before
+        withExtendedLifetime(stalled) {}
+        return (held, total)
+    }
+    for (name, subscribe) in [
+        (".unbounded", { (mailroom: Mailroom) -> any Sendable in await mailroom.subscribe(to: Kilobyte.self) }),
+        (".bufferingNewest(\(limit))", { await $0.subscribe(to: Kilobyte.self, bufferingPolicy: .bufferingNewest(limit)) }),
+        ("backlogLimit: \(limit)", { await $0.subscribe(to: Kilobyte.self, backlogLimit: limit) }),
+    ] as [(String, (Mailroom) async -> any Sendable)] {
+        let (held, receipt) = await heldAfterPosts(subscribe)
+        print("stalled consumer, \(posts) x 1 KB, \(name): \(held / 1_024) KB held | \(receipt)")
     }
     exit(0)
 }

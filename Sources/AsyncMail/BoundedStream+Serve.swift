@@ -1,0 +1,72 @@
+extension BoundedStream {
+    /// Serves one connection: delivers this subscription's mail outbound while `receiving` runs
+    /// inbound, until either end ends, then ends the other and removes the subscription.
+    ///
+    /// A connection has two ends, and either can end first: the client leaves (`receiving`
+    /// returns or throws), the consumer falls behind its backlog limit, the mailroom closes, or
+    /// the server shuts down (the calling task is cancelled). Whichever comes first, `serve`
+    /// cancels the other end's work, finishes the subscription, waits for both to stop and says
+    /// why in the returned ``ConnectionEnd``. It never leaves a subscription behind a departed
+    /// client, and a client that stops reading cannot hold it: once the backlog limit is passed
+    /// it returns even while `delivering` is stuck writing to that client.
+    ///
+    /// - Parameters:
+    ///   - deliver: Called with each mail in turn, in the mailroom's one order; typically a
+    ///     socket write. It must end promptly when its task is cancelled, as NIO and Hummingbird
+    ///     writers do: `serve` waits for it.
+    ///   - receive: The inbound loop, such as reading the client's frames and posting them. It
+    ///     must also stop when cancelled. Mail it posts to this subscription's own room reaches
+    ///     this connection too: the subscription is live before `receive` starts.
+    /// - Returns: Which end ended first. Mail still buffered when it returns is discarded.
+    ///
+    /// Subscribe first, then serve, in the same task: a subscription made inside a task that has
+    /// not started yet misses everything posted before it starts.
+    ///
+    /// ```swift
+    /// let inbox = await mailroom.subscribe(to: ChatLine.self, from: room, backlogLimit: 4_096)
+    /// let end = await inbox.serve { line in
+    ///     try await socket.send(line.text)
+    /// } receiving: {
+    ///     for try await text in socket.messages { await mailroom.post(ChatLine(text: text), from: room) }
+    /// }
+    /// ```
+    public func serve(
+        delivering deliver: @escaping @Sendable (Element) async throws -> Void,
+        receiving receive: @escaping @Sendable () async throws -> Void
+    ) async -> ConnectionEnd {
+        let first = await withTaskGroup(of: ConnectionEnd.self) { group in
+            // Out of band, so that an overflow ends the connection even while `deliver` is
+            // blocked on a client that stopped reading, and the outbound loop never sees it.
+            group.addTask {
+                switch await endSignal.ended() {
+                case .backlogLimitExceeded: .backlogLimitExceeded(BacklogLimitExceeded(limit: backlogLimit))
+                case .finished: .subscriptionEnded
+                }
+            }
+            group.addTask {
+                do {
+                    for try await mail in self { try await deliver(mail) }
+                    return .subscriptionEnded
+                } catch let error as BacklogLimitExceeded {
+                    return .backlogLimitExceeded(error)
+                } catch {
+                    return .failed(error)
+                }
+            }
+            group.addTask {
+                do {
+                    try await receive()
+                    return .inboundEnded
+                } catch {
+                    return .failed(error)
+                }
+            }
+            let first = await group.next() ?? .cancelled
+            // Ends the subscription (which also wakes the watcher above), then the other work.
+            continuation.finish()
+            group.cancelAll()
+            return first
+        }
+        return Task.isCancelled ? .cancelled : first
+    }
+}

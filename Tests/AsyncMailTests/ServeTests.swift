@@ -1,0 +1,133 @@
+import AsyncMail
+import Testing
+
+/// A stand-in for a socket write to a client that stopped reading: it never returns on its own,
+/// and ends only when its task is cancelled, as NIO's and Hummingbird's writers do.
+private func stalled() async throws {
+    let (never, _) = AsyncStream.makeStream(of: Void.self)
+    for await _ in never {}
+    throw CancellationError()
+}
+
+@Suite("serve: a connection's two ends, whichever ends first")
+struct ServeTests {
+    @Test("mail reaches the connection in order, the connection's own posts included")
+    func deliversInOrder() async throws {
+        let mailroom = Mailroom()
+        let room = RoomID("lobby")
+        let inbox = await mailroom.subscribe(to: Ping.self, from: room, backlogLimit: 64)
+        let received = Locked<[Int]>([])
+        let (allReceived, signal) = AsyncStream.makeStream(of: Void.self)
+        let end = try await withTimeout {
+            await inbox.serve { ping in
+                let count = received.withLock { $0.append(ping.id); return $0.count }
+                if count == 10 { signal.yield() }
+            } receiving: {
+                // The client sends ten lines, then leaves once it has heard them all back.
+                for id in 0..<10 { _ = await mailroom.post(Ping(id: id), from: room) }
+                _ = await allReceived.first(1)
+            }
+        }
+        #expect("\(end)" == "inbound ended")
+        #expect(received.withLock { $0 } == Array(0..<10))
+        #expect(await mailroom.subscriberCount(for: Ping.self, from: room) == 0)
+    }
+
+    @Test("the client leaving ends delivery and removes the subscription, even with no mail")
+    func inboundEnds() async throws {
+        let mailroom = Mailroom()
+        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 8)
+        let end = try await withTimeout { await inbox.serve { _ in } receiving: {} }
+        guard case .inboundEnded = end else { Issue.record("ended with \(end)"); return }
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("a client that stops reading is ended once past the limit, though the write never returns")
+    func stalledClientIsEnded() async throws {
+        let mailroom = Mailroom()
+        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let (writing, writeStarted) = AsyncStream.makeStream(of: Void.self)
+        let connection = Task {
+            await inbox.serve { _ in
+                writeStarted.yield()
+                try await stalled()
+            } receiving: {
+                try await stalled()  // a stalled client sends nothing either
+            }
+        }
+        _ = await mailroom.post(Ping(id: 0))  // taken by the outbound loop, whose write stalls
+        try await withTimeout { _ = await writing.first(1) }
+        var total = Receipt()
+        for id in 1...5 { total += await mailroom.post(Ping(id: id)) }
+        #expect(total == Receipt(delivered: 4, ended: 1))
+        let end = try await withTimeout { await connection.value }
+        guard case .backlogLimitExceeded(let error) = end else { Issue.record("ended with \(end)"); return }
+        #expect(error.limit == 4)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("close() ends the connection, even while a write is stalled")
+    func closeEnds() async throws {
+        let mailroom = Mailroom()
+        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let (writing, writeStarted) = AsyncStream.makeStream(of: Void.self)
+        let connection = Task {
+            await inbox.serve { _ in
+                writeStarted.yield()
+                try await stalled()
+            } receiving: {
+                try await stalled()
+            }
+        }
+        _ = await mailroom.post(Ping(id: 0))
+        try await withTimeout { _ = await writing.first(1) }
+        await mailroom.close()
+        let end = try await withTimeout { await connection.value }
+        guard case .subscriptionEnded = end else { Issue.record("ended with \(end)"); return }
+    }
+
+    @Test("cancelling the serving task (server shutdown) ends both ends")
+    func cancellationEnds() async throws {
+        let mailroom = Mailroom()
+        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let (receiving, receiveStarted) = AsyncStream.makeStream(of: Void.self)
+        let connection = Task {
+            await inbox.serve { _ in } receiving: {
+                receiveStarted.yield()
+                try await stalled()
+            }
+        }
+        try await withTimeout { _ = await receiving.first(1) }
+        connection.cancel()
+        let end = try await withTimeout { await connection.value }
+        guard case .cancelled = end else { Issue.record("ended with \(end)"); return }
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("a failing write ends the connection and says why")
+    func failingWrite() async throws {
+        struct SocketClosed: Error {}
+        let mailroom = Mailroom()
+        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let connection = Task {
+            await inbox.serve { _ in throw SocketClosed() } receiving: { try await stalled() }
+        }
+        _ = await mailroom.post(Ping(id: 1))
+        let end = try await withTimeout { await connection.value }
+        guard case .failed(let error) = end else { Issue.record("ended with \(end)"); return }
+        #expect(error is SocketClosed)
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+    }
+
+    @Test("a pinned object sender that goes away ends the connection")
+    func departedSenderEnds() async throws {
+        let mailroom = Mailroom()
+        var player: Player? = Player("ann")
+        let inbox = await mailroom.subscribe(to: Ping.self, from: player!, backlogLimit: 4)
+        let connection = Task { await inbox.serve { _ in } receiving: { try await stalled() } }
+        player = nil
+        _ = await mailroom.subscriberCount(for: Ping.self)  // finds the departed sender
+        let end = try await withTimeout { await connection.value }
+        guard case .subscriptionEnded = end else { Issue.record("ended with \(end)"); return }
+    }
+}
