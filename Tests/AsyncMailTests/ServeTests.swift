@@ -20,7 +20,10 @@ struct ServeTests {
         let (allReceived, signal) = AsyncStream.makeStream(of: Void.self)
         let end = try await withTimeout {
             await inbox.serve { ping in
-                let count = received.withLock { $0.append(ping.id); return $0.count }
+                let count = received.withLock {
+                    $0.append(ping.id)
+                    return $0.count
+                }
                 if count == 10 { signal.yield() }
             } receiving: {
                 // The client sends ten lines, then leaves once it has heard them all back.
@@ -37,8 +40,15 @@ struct ServeTests {
     func inboundEnds() async throws {
         let mailroom = Mailroom()
         let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 8)
-        let end = try await withTimeout { await inbox.serve { _ in } receiving: {} }
-        guard case .inboundEnded = end else { Issue.record("ended with \(end)"); return }
+        let end = try await withTimeout {
+            await inbox.serve { _ in
+            } receiving: {
+            }
+        }
+        guard case .inboundEnded = end else {
+            Issue.record("ended with \(end)")
+            return
+        }
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -61,7 +71,10 @@ struct ServeTests {
         for id in 1...5 { total += await mailroom.post(Ping(id: id)) }
         #expect(total == Receipt(delivered: 4, ended: 1))
         let end = try await withTimeout { await connection.value }
-        guard case .backlogLimitExceeded(let error) = end else { Issue.record("ended with \(end)"); return }
+        guard case .backlogLimitExceeded(let error) = end else {
+            Issue.record("ended with \(end)")
+            return
+        }
         #expect(error.limit == 4)
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
@@ -83,7 +96,10 @@ struct ServeTests {
         try await withTimeout { _ = await writing.first(1) }
         await mailroom.close()
         let end = try await withTimeout { await connection.value }
-        guard case .subscriptionEnded = end else { Issue.record("ended with \(end)"); return }
+        guard case .subscriptionEnded = end else {
+            Issue.record("ended with \(end)")
+            return
+        }
     }
 
     @Test("cancelling the serving task (server shutdown) ends both ends")
@@ -92,7 +108,8 @@ struct ServeTests {
         let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
         let (receiving, receiveStarted) = AsyncStream.makeStream(of: Void.self)
         let connection = Task {
-            await inbox.serve { _ in } receiving: {
+            await inbox.serve { _ in
+            } receiving: {
                 receiveStarted.yield()
                 try await stalled()
             }
@@ -100,7 +117,10 @@ struct ServeTests {
         try await withTimeout { _ = await receiving.first(1) }
         connection.cancel()
         let end = try await withTimeout { await connection.value }
-        guard case .cancelled = end else { Issue.record("ended with \(end)"); return }
+        guard case .cancelled = end else {
+            Issue.record("ended with \(end)")
+            return
+        }
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -110,11 +130,18 @@ struct ServeTests {
         let mailroom = Mailroom()
         let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
         let connection = Task {
-            await inbox.serve { _ in throw SocketClosed() } receiving: { try await stalled() }
+            await inbox.serve { _ in
+                throw SocketClosed()
+            } receiving: {
+                try await stalled()
+            }
         }
         _ = await mailroom.post(Ping(id: 1))
         let end = try await withTimeout { await connection.value }
-        guard case .failed(let error) = end else { Issue.record("ended with \(end)"); return }
+        guard case .failed(let error) = end else {
+            Issue.record("ended with \(end)")
+            return
+        }
         #expect(error is SocketClosed)
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
@@ -124,10 +151,18 @@ struct ServeTests {
         let mailroom = Mailroom()
         var player: Player? = Player("ann")
         let inbox = await mailroom.subscribe(to: Ping.self, from: player!, backlogLimit: 4)
-        let connection = Task { await inbox.serve { _ in } receiving: { try await stalled() } }
+        let connection = Task {
+            await inbox.serve { _ in
+            } receiving: {
+                try await stalled()
+            }
+        }
         player = nil
         _ = await mailroom.subscriberCount(for: Ping.self)  // finds the departed sender
         let end = try await withTimeout { await connection.value }
-        guard case .subscriptionEnded = end else { Issue.record("ended with \(end)"); return }
+        guard case .subscriptionEnded = end else {
+            Issue.record("ended with \(end)")
+            return
+        }
     }
 }
