@@ -99,7 +99,9 @@ if arguments.first == "stalled" {
         let stalled = await subscribe(mailroom)
         var total = Receipt()
         for index in 0..<posts {
-            total += await mailroom.post(Kilobyte(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1_024)))
+            total += await mailroom.post(
+                Kilobyte(bytes: [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 1_024))
+            )
         }
         let held = heapInUse() - before
         withExtendedLifetime(stalled) {}
@@ -107,7 +109,10 @@ if arguments.first == "stalled" {
     }
     for (name, subscribe) in [
         (".unbounded", { (mailroom: Mailroom) -> any Sendable in await mailroom.subscribe(to: Kilobyte.self) }),
-        (".bufferingNewest(\(limit))", { await $0.subscribe(to: Kilobyte.self, bufferingPolicy: .bufferingNewest(limit)) }),
+        (
+            ".bufferingNewest(\(limit))",
+            { await $0.subscribe(to: Kilobyte.self, bufferingPolicy: .bufferingNewest(limit)) }
+        ),
         ("backlogLimit: \(limit)", { await $0.subscribe(to: Kilobyte.self, backlogLimit: limit) }),
     ] as [(String, (Mailroom) async -> any Sendable)] {
         let (held, receipt) = await heldAfterPosts(subscribe)
