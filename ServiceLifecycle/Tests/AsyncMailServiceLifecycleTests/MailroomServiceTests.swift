@@ -1,0 +1,95 @@
+import AsyncMail
+import AsyncMailServiceLifecycle
+import Logging
+import ServiceLifecycle
+import Testing
+
+struct Line: Mail {
+    let text: String
+}
+
+/// A server stand-in: one connection served from the mailroom until something ends it, and a
+/// graceful shutdown it ignores, like a server waiting for a client that never leaves.
+struct StalledConnectionService: Service {
+    let inbox: BoundedStream<Line>
+    let ended: AsyncStream<ConnectionEnd>.Continuation
+
+    func run() async {
+        let end = await inbox.serve { _ in
+            let (never, _) = AsyncStream.makeStream(of: Void.self)
+            for await _ in never {}
+        } receiving: {
+            let (never, _) = AsyncStream.makeStream(of: Void.self)
+            for await _ in never {}
+        }
+        ended.yield(end)
+    }
+}
+
+/// Fails the test loudly instead of hanging when `operation` does not finish in time.
+func withTimeout<T: Sendable>(
+    _ limit: Duration = .seconds(20),
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let result = try await group.next(), let value = result else {
+            Issue.record("timed out after \(limit)")
+            throw CancellationError()
+        }
+        return value
+    }
+}
+
+@Suite("MailroomService")
+struct MailroomServiceTests {
+    @Test("graceful shutdown closes the mailroom first, which ends a connection whose client stalled")
+    func gracefulShutdownEndsConnections() async throws {
+        let mailroom = Mailroom()
+        let inbox = await mailroom.subscribe(to: Line.self, backlogLimit: 16)
+        let (ends, ended) = AsyncStream.makeStream(of: ConnectionEnd.self)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [StalledConnectionService(inbox: inbox, ended: ended), MailroomService(mailroom)],
+                logger: Logger(label: "test")
+            )
+        )
+        let running = Task { try await group.run() }
+        #expect(await mailroom.post(Line(text: "hi")) == Receipt(delivered: 1))
+
+        await group.triggerGracefulShutdown()
+        try await withTimeout { try await running.value }
+        let end = try await withTimeout { await ends.first { _ in true } }
+        guard case .subscriptionEnded = end else {
+            Issue.record("the connection ended with \(String(describing: end))")
+            return
+        }
+        #expect(await mailroom.subscriberCount(for: Line.self) == 0)
+        #expect(await mailroom.post(Line(text: "late")) == Receipt())
+    }
+
+    @Test("cancelling the group closes the mailroom too")
+    func cancellationCloses() async throws {
+        let mailroom = Mailroom()
+        let lines = await mailroom.subscribe(to: Line.self)
+        let group = ServiceGroup(
+            configuration: .init(services: [MailroomService(mailroom)], logger: Logger(label: "test"))
+        )
+        let running = Task { try await group.run() }
+        _ = await mailroom.post(Line(text: "before"))
+        running.cancel()
+        // The stream finishes, delivering what was buffered: the mailroom was closed.
+        let received = try await withTimeout {
+            var texts: [String] = []
+            for await line in lines { texts.append(line.text) }
+            return texts
+        }
+        #expect(received == ["before"])
+        try? await running.value
+    }
+}
