@@ -1,0 +1,36 @@
+// swift-tools-version: 6.2
+// A WebSocket chat server on AsyncMail: the reference for serving one subscription per connection.
+// Run it: `swift run --package-path Examples/ChatServer ChatServer`; test it: `Examples/ChatServer/test.sh`.
+import PackageDescription
+
+// A path dependency is named after its directory, which differs between checkouts.
+let root = String(Context.packageDirectory.split(separator: "/").dropLast(2).last ?? "AsyncMail").lowercased()
+
+let package = Package(
+    name: "ChatServer",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: "../.."),
+        .package(path: "../../ServiceLifecycle"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "ChatServer",
+            dependencies: [
+                .product(name: "AsyncMail", package: root),
+                .product(name: "AsyncMailServiceLifecycle", package: "servicelifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

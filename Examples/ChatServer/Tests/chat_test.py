@@ -1,0 +1,223 @@
+"""Drives a real ChatServer process with real WebSocket clients over 127.0.0.1.
+
+    python3 Tests/chat_test.py PATH_TO_CHATSERVER [SCENARIO ...]
+
+Every scenario starts its own server on a free port, bounds every wait with a timeout that
+fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm.
+"""
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+SERVER = os.path.abspath(sys.argv[1])
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """One ChatServer process, on its own port."""
+
+    def __init__(self, **environment):
+        self.port = free_port()
+        env = dict(os.environ, PORT=str(self.port), LOG_LEVEL="error")
+        env.update({key: str(value) for key, value in environment.items()})
+        self.process = subprocess.Popen([SERVER], env=env)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.stats()
+                return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("the server did not start listening within 30 s")
+                time.sleep(0.05)  # waiting for the port to open: there is no event to wait on
+
+    def url(self, room):
+        return f"ws://127.0.0.1:{self.port}/rooms/{room}"
+
+    def stats(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=5) as response:
+            return json.load(response)
+
+    def rss_kb(self):
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    async def wait_for_subscribers(self, expected, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            current = await asyncio.to_thread(self.stats)
+            if current["subscribers"] == expected:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"subscribers stayed {current['subscribers']}, expected {expected}")
+            await asyncio.sleep(0.05)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+async def rooms(server):
+    """3 rooms x 20 clients: each gets exactly its room's lines, in one order shared by the room."""
+    room_names = ["red", "green", "blue"]
+    clients = {room: [await connect(server.url(room)) for _ in range(20)] for room in room_names}
+    await server.wait_for_subscribers(60, timeout=30)
+    lines_per_client = 10
+
+    async def speak(room, index, client):
+        for number in range(lines_per_client):
+            await client.send(f"{room}/{index}/{number}")
+
+    async def listen(client, count):
+        return [await client.recv() for _ in range(count)]
+
+    expected = 20 * lines_per_client
+    listeners = {
+        room: [asyncio.create_task(listen(client, expected)) for client in clients[room]] for room in room_names
+    }
+    await asyncio.gather(
+        *(speak(room, index, client) for room in room_names for index, client in enumerate(clients[room]))
+    )
+    for room in room_names:
+        heard = await asyncio.wait_for(asyncio.gather(*listeners[room]), timeout=60)
+        first = heard[0]
+        assert all(sequence == first for sequence in heard), f"{room}: clients heard different orders"
+        assert all(line.startswith(room + "/") for line in first), f"{room}: heard another room's line"
+        assert sorted(first) == sorted(
+            f"{room}/{index}/{number}" for index in range(20) for number in range(lines_per_client)
+        ), f"{room}: lines missing or repeated"
+        for index in range(20):
+            own = [line for line in first if line.startswith(f"{room}/{index}/")]
+            assert own == [f"{room}/{index}/{number}" for number in range(lines_per_client)], "a sender's order broke"
+    for room in room_names:
+        for client in clients[room]:
+            await client.close()
+    await server.wait_for_subscribers(0, timeout=30)
+    print("rooms: 3 rooms x 20 clients, 200 lines each, one order per room")
+
+
+async def churn(server):
+    """1,000 connect/send/disconnect cycles, a third dropping TCP without a close frame."""
+    cycles = 1_000
+    dropped = 0
+
+    async def cycle(number):
+        nonlocal dropped
+        async with connect(server.url(f"churn{number % 7}")) as client:
+            await client.send(f"hello {number}")
+            await asyncio.wait_for(client.recv(), timeout=30)  # its own line: it was subscribed
+            if number % 3 == 0:
+                dropped += 1
+                client.transport.abort()  # no close frame, no FIN handshake: a reset
+
+    limit = asyncio.Semaphore(25)
+
+    async def bounded(number):
+        async with limit:
+            try:
+                await cycle(number)
+            except ConnectionClosed:
+                pass  # the aborted ones end here when the context manager tries to close
+
+    await asyncio.wait_for(asyncio.gather(*(bounded(number) for number in range(cycles))), timeout=240)
+    await server.wait_for_subscribers(0, timeout=30)
+    print(f"churn: {cycles} cycles ({dropped} dropped without a close frame), subscribers back to 0")
+
+
+async def slow(server):
+    """A client that stops reading is evicted; the server's memory stays flat meanwhile."""
+    room = server.url("soak")
+    stalled = await connect(room, max_queue=1)  # reads nothing: its socket buffers fill up
+    poster = await connect(room, max_size=None)
+    await server.wait_for_subscribers(2, timeout=30)
+    baseline = server.rss_kb()
+    peak = baseline
+    payload = "x" * 1_000
+    posts, burst = 40_000, 1_000
+    heard = 0
+    for start in range(0, posts, burst):
+        # A burst of a thousand lines, then the poster reads its own echoes: a reading client.
+        for number in range(start, start + burst):
+            await poster.send(f"{number:08d}{payload}")
+        for number in range(start, start + burst):
+            line = await asyncio.wait_for(poster.recv(), timeout=30)
+            assert line.startswith(f"{number:08d}"), "the reading client lost or reordered a line"
+            heard += 1
+        peak = max(peak, server.rss_kb())
+    stats = await asyncio.to_thread(server.stats)
+    growth_mb = (peak - baseline) / 1024
+    limit_mb = 24
+    assert stats["subscribers"] == 1, f"the stalled client was not evicted: {stats}, RSS grew {growth_mb:.1f} MB"
+    assert growth_mb < limit_mb, f"RSS grew by {growth_mb:.1f} MB (limit {limit_mb} MB)"
+    await poster.close()
+    stalled.transport.abort()
+    print(f"slow: stalled client evicted; reading client heard all {heard}; RSS growth {growth_mb:.1f} MB")
+
+
+async def sigterm(server):
+    """SIGTERM with a stalled client connected: every socket closes and the process exits in time."""
+    room = server.url("shutdown")
+    stalled = await connect(room, max_queue=1)
+    listener = await connect(room, max_size=None)
+    poster = await connect(room, max_size=None)
+    await server.wait_for_subscribers(3, timeout=30)
+    payload = "y" * 1_000
+    # Enough to fill the stalled client's socket buffers, in bursts the others keep up with.
+    for start in range(0, 20_000, 1_000):
+        for number in range(start, start + 1_000):
+            await poster.send(payload)
+        for client in (poster, listener):
+            for _ in range(1_000):
+                await asyncio.wait_for(client.recv(), timeout=30)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGTERM)
+    code = await asyncio.wait_for(asyncio.to_thread(server.process.wait), timeout=15)
+    elapsed = time.monotonic() - started
+    assert code == 0, f"exit code {code}"
+    assert elapsed < 4, f"took {elapsed:.1f} s: only the group's 5 s limit ended it"
+    await asyncio.wait_for(listener.wait_closed(), timeout=5)
+    assert listener.close_code == 1001, f"the listener was closed with {listener.close_code}"
+    stalled.transport.abort()
+    print(f"sigterm: exited with 0 in {elapsed:.2f} s with a stalled client; others closed with 1001")
+
+
+SCENARIOS = {
+    "rooms": (rooms, {}),
+    "churn": (churn, {}),
+    "slow": (slow, {}),
+    "sigterm": (sigterm, {"SLOW_LIMIT": 1_000_000}),  # so the stalled client is still there
+}
+
+
+def main():
+    chosen = sys.argv[2:] or list(SCENARIOS)
+    for name in chosen:
+        scenario, environment = SCENARIOS[name]
+        server = Server(**environment)
+        try:
+            asyncio.run(asyncio.wait_for(scenario(server), timeout=300))
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
