@@ -39,7 +39,7 @@ extension Mailroom {
 
     /// Subscribes to mail from one sender value, such as a room id, with a backlog limit.
     ///
-    /// The sender matches exactly as in ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)-7i7lf``;
+    /// The sender matches exactly as in ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)-1kkxi``;
     /// the backlog limit works as in ``subscribe(to:backlogLimit:startingWithLatest:where:)``.
     /// This is the form for one connection in one room:
     ///

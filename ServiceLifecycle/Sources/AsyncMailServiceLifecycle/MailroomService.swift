@@ -1,12 +1,12 @@
 import AsyncMail
 import ServiceLifecycle
 
-/// Runs a ``AsyncMail/Mailroom`` as a swift-service-lifecycle `Service`: it closes the mailroom
+/// Runs a `Mailroom` as a swift-service-lifecycle `Service`: it closes the mailroom
 /// when the service group shuts down.
 ///
 /// Closing finishes every subscription: each `for await` loop over it ends after the mail already
-/// buffered, and every ``AsyncMail/BoundedStream/serve(delivering:receiving:)`` returns
-/// ``AsyncMail/ConnectionEnd/subscriptionEnded``, even one whose client stopped reading. Later
+/// buffered, and every `BoundedStream.serve(delivering:receiving:)` returns
+/// `ConnectionEnd.subscriptionEnded`, even one whose client stopped reading. Later
 /// posts deliver nothing.
 ///
 /// Order: a `ServiceGroup` shuts its services down in reverse order, one at a time. List this
