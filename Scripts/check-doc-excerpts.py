@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks that every Swift code block of the given Markdown files is an excerpt of code that CI
-builds and runs: its lines, with indentation removed, appear in that order, consecutively, in one
+builds and runs: its lines, with runs of spaces made one, appear in that order, consecutively, in one
 of the Swift files under the given folders (ignoring `// snippet.hide` markers), or in a code block
 of a Markdown file given there (one that CI builds and runs as a whole, like Getting Started).
 
@@ -17,7 +17,12 @@ folders = [pathlib.Path(path) for path in sys.argv[separator + 1 :]]
 
 
 def normalised(lines):
-    return [line.strip() for line in lines if line.strip() and "snippet.hide" not in line and "snippet.show" not in line]
+    # Spacing is the formatter's business (it aligns comments its own way), not the reader's.
+    return [
+        " ".join(line.split())
+        for line in lines
+        if line.strip() and "snippet.hide" not in line and "snippet.show" not in line
+    ]
 
 
 sources = {}

@@ -21,23 +21,23 @@ func cook(_ orders: [Int], via mailroom: Mailroom) async {
 
 @Suite("Documentation examples")
 struct DocumentationExampleTests {
-    @Test("subscribe before you act")
-    func shippingAnnouncesTheOrder() async throws {
+    // Subscribe before you act.
+    @Test func shippingAnnouncesTheOrder() async throws {
         let mailroom = Mailroom()
-        let shipped = await mailroom.subscribe(to: OrderShipped.self)
+        let shipped = await mailroom.subscribe(to: OrderShipped.self)  // 1. subscribe
 
-        await ship(42, via: mailroom)
+        await ship(42, via: mailroom)  // 2. act
 
-        var iterator = shipped.makeAsyncIterator()
+        var iterator = shipped.makeAsyncIterator()  // 3. await the event
         #expect(await iterator.next()?.orderID == 42)
     }
 
-    @Test("count with confirmation")
-    func everyOrderIsCooked() async {
+    // Count with a confirmation.
+    @Test func everyOrderIsCooked() async {
         let mailroom = Mailroom()
         let cooked = await mailroom.subscribe(to: OrderCooked.self)
         await cook([1, 2, 3], via: mailroom)
-        await mailroom.close()
+        await mailroom.close()  // finish the stream, so the loop below ends
 
         await confirmation(expectedCount: 3) { cookedOne in
             for await _ in cooked { cookedOne() }
@@ -50,7 +50,7 @@ struct DocumentationExampleTests {
         let alice = Player("alice")
         let bob = Player("bob")
         let fromAlice = await mailroom.subscribe(to: Ping.self, from: alice)
-        #expect(await mailroom.post(Ping(id: 1), from: bob) == Receipt())
+        #expect(await mailroom.post(Ping(id: 1), from: bob) == Receipt())  // reached nobody
         withExtendedLifetime(fromAlice) {}
     }
 }
