@@ -26,15 +26,15 @@ extension Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> BoundedStream<M> {
-        let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let subscription = subscription(
-            to: M.self,
-            bufferingPolicy: .bufferingOldest(endSignal.limit),
-            startingWithLatest: startingWithLatest,
-            where: isIncluded,
-            endSignal: endSignal
-        )
-        return BoundedStream(subscription, endSignal: endSignal)
+        bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscription(
+                to: M.self,
+                bufferingPolicy: bufferingPolicy,
+                startingWithLatest: startingWithLatest,
+                where: isIncluded,
+                endSignal: endSignal
+            )
+        }
     }
 
     /// Subscribes to mail from one sender value, such as a room id, with a backlog limit.
@@ -53,16 +53,16 @@ extension Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> BoundedStream<M> {
-        let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let subscription = subscription(
-            to: M.self,
-            from: sender,
-            bufferingPolicy: .bufferingOldest(endSignal.limit),
-            startingWithLatest: startingWithLatest,
-            where: isIncluded,
-            endSignal: endSignal
-        )
-        return BoundedStream(subscription, endSignal: endSignal)
+        bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscription(
+                to: M.self,
+                from: sender,
+                bufferingPolicy: bufferingPolicy,
+                startingWithLatest: startingWithLatest,
+                where: isIncluded,
+                endSignal: endSignal
+            )
+        }
     }
 
     /// Subscribes to mail from one object or actor, matched by identity, with a backlog limit.
@@ -81,16 +81,16 @@ extension Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> BoundedStream<M> {
-        let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let subscription = subscription(
-            to: M.self,
-            fromObject: sender,
-            bufferingPolicy: .bufferingOldest(endSignal.limit),
-            startingWithLatest: startingWithLatest,
-            where: isIncluded,
-            endSignal: endSignal
-        )
-        return BoundedStream(subscription, endSignal: endSignal)
+        bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscription(
+                to: M.self,
+                fromObject: sender,
+                bufferingPolicy: bufferingPolicy,
+                startingWithLatest: startingWithLatest,
+                where: isIncluded,
+                endSignal: endSignal
+            )
+        }
     }
 
     /// Subscribes to mail from one object that is also `Hashable`, matched by identity, with a
@@ -102,15 +102,25 @@ extension Mailroom {
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> BoundedStream<M> {
+        bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscription(
+                to: M.self,
+                fromObject: sender,
+                bufferingPolicy: bufferingPolicy,
+                startingWithLatest: startingWithLatest,
+                where: isIncluded,
+                endSignal: endSignal
+            )
+        }
+    }
+
+    /// The one way a bounded subscription is made: a limit below zero is zero, the stream buffers
+    /// up to the limit, and the post that finds it full ends it (see ``EndSignal``).
+    private nonisolated func bounded<M: Mail>(
+        _ backlogLimit: Int,
+        _ subscribe: (AsyncStream<M>.Continuation.BufferingPolicy, EndSignal) -> Subscription<M>
+    ) -> BoundedStream<M> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let subscription = subscription(
-            to: M.self,
-            fromObject: sender,
-            bufferingPolicy: .bufferingOldest(endSignal.limit),
-            startingWithLatest: startingWithLatest,
-            where: isIncluded,
-            endSignal: endSignal
-        )
-        return BoundedStream(subscription, endSignal: endSignal)
+        return BoundedStream(subscribe(.bufferingOldest(endSignal.limit), endSignal), endSignal: endSignal)
     }
 }

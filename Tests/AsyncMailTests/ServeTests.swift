@@ -9,6 +9,24 @@ private func stalled() async throws {
     throw CancellationError()
 }
 
+/// A connection with a backlog limit of 4 to a client that stopped reading and sends nothing,
+/// once its outbound loop has taken one mail and is stuck writing it.
+private func stalledConnection(on mailroom: Mailroom) async throws -> Task<ConnectionEnd, Never> {
+    let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+    let (writing, writeStarted) = AsyncStream.makeStream(of: Void.self)
+    let connection = Task {
+        await inbox.serve { _ in
+            writeStarted.yield()
+            try await stalled()
+        } receiving: {
+            try await stalled()
+        }
+    }
+    _ = await mailroom.post(Ping(id: 0))  // taken by the outbound loop, whose write stalls
+    try await withTimeout { _ = await writing.first(1) }
+    return connection
+}
+
 @Suite("serve: a connection's two ends, whichever ends first")
 struct ServeTests {
     @Test("mail reaches the connection in order, the connection's own posts included")
@@ -55,18 +73,7 @@ struct ServeTests {
     @Test("a client that stops reading is ended once past the limit, though the write never returns")
     func stalledClientIsEnded() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
-        let (writing, writeStarted) = AsyncStream.makeStream(of: Void.self)
-        let connection = Task {
-            await inbox.serve { _ in
-                writeStarted.yield()
-                try await stalled()
-            } receiving: {
-                try await stalled()  // a stalled client sends nothing either
-            }
-        }
-        _ = await mailroom.post(Ping(id: 0))  // taken by the outbound loop, whose write stalls
-        try await withTimeout { _ = await writing.first(1) }
+        let connection = try await stalledConnection(on: mailroom)
         var total = Receipt()
         for id in 1...5 { total += await mailroom.post(Ping(id: id)) }
         #expect(total == Receipt(delivered: 4, ended: 1))
@@ -82,18 +89,7 @@ struct ServeTests {
     @Test("close() ends the connection, even while a write is stalled")
     func closeEnds() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
-        let (writing, writeStarted) = AsyncStream.makeStream(of: Void.self)
-        let connection = Task {
-            await inbox.serve { _ in
-                writeStarted.yield()
-                try await stalled()
-            } receiving: {
-                try await stalled()
-            }
-        }
-        _ = await mailroom.post(Ping(id: 0))
-        try await withTimeout { _ = await writing.first(1) }
+        let connection = try await stalledConnection(on: mailroom)
         await mailroom.close()
         let end = try await withTimeout { await connection.value }
         guard case .subscriptionEnded = end else {
