@@ -9,6 +9,17 @@ public struct PostedMail: Sendable {
     public let mailType: any Mail.Type
     /// The sender it was posted from, or `nil` for mail posted without one.
     public let sender: (any Sendable)?
+    /// Whether this mail ends its post: always for ``Mailroom/post(_:)``, and only for the final
+    /// mail of a ``Mailroom/post(contentsOf:)`` batch, whose mails reach a tap consecutively.
+    ///
+    /// A tap that forwards mail elsewhere, such as a relay to other processes, gathers mail until
+    /// this is `true` to forward a batch as one:
+    ///
+    /// ```swift
+    /// pending.append(posted)
+    /// if posted.isLastInPost { try await send(pending) }
+    /// ```
+    public let isLastInPost: Bool
 
     /// The mail type's fully qualified name, such as `"Shop.OrderPlaced"`.
     public var typeName: String { String(reflecting: mailType) }
@@ -23,9 +34,10 @@ public struct PostedMail: Sendable {
     }
 
     /// Creates a posted-mail record; the ``Mailroom`` makes these for you.
-    public init(mail: any Mail, mailType: any Mail.Type, sender: (any Sendable)?) {
+    public init(mail: any Mail, mailType: any Mail.Type, sender: (any Sendable)?, isLastInPost: Bool = true) {
         self.mail = mail
         self.mailType = mailType
         self.sender = sender
+        self.isLastInPost = isLastInPost
     }
 }

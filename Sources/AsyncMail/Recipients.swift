@@ -29,7 +29,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
     @inlinable
-    func deliver(_ mail: M, from sender: S?) -> Receipt {
+    func deliver(_ mail: M, from sender: S?, isLastInPost: Bool = true) -> Receipt {
         var receipt = Receipt()
         Self.yield(mail, to: _everyone, into: &receipt)
         if let _pinned { Self.yield(mail, to: _pinned, into: &receipt) }
@@ -38,16 +38,18 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         }
         if let _taps {
             var uncounted = Receipt()
-            Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender), to: _taps, into: &uncounted)
+            Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender, isLastInPost: isLastInPost), to: _taps, into: &uncounted)
         }
         return receipt
     }
 
     /// Delivers each mail of a batch in turn and adds up the receipts.
     @inlinable
-    func deliver(contentsOf mails: some Sequence<M>, from sender: S?) -> Receipt {
+    func deliver(contentsOf mails: [M], from sender: S?) -> Receipt {
         var total = Receipt()
-        for mail in mails { total += deliver(mail, from: sender) }
+        for index in mails.indices {
+            total += deliver(mails[index], from: sender, isLastInPost: index == mails.endIndex - 1)
+        }
         return total
     }
 

@@ -64,4 +64,17 @@ struct TapTests {
         _ = await mailroom.subscribeToAllMail()  // dropped at once
         #expect(await mailroom.tapCount == 0)
     }
+
+    @Test("a tap sees where each post ends, so a batch can be forwarded as one")
+    func batchBoundaries() async throws {
+        let mailroom = Mailroom()
+        let tap = await mailroom.subscribeToAllMail()
+        await mailroom.post(Ping(id: 0))
+        await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2), Ping(id: 3)])
+        await mailroom.post(contentsOf: [Ping(id: 4)], from: RoomID("lobby"))
+        await mailroom.post(contentsOf: [Ping(id: 5), Ping(id: 6)], from: Optional(RoomID("lobby")))
+        let seen = try await withTimeout { await tap.first(7) }
+        #expect(seen.map(\.isLastInPost) == [true, false, false, true, true, false, true])
+        #expect(seen.compactMap { $0.mail(as: Ping.self)?.id } == Array(0...6))
+    }
 }
