@@ -1,0 +1,54 @@
+// swift-tools-version: 6.2
+// AsyncMailPostgres: a relay that carries a mailroom's mail to every process connected to the same
+// PostgreSQL channel. Its own package, so that AsyncMail itself keeps zero dependencies.
+//   swift test --package-path Relays/Postgres   (needs PGHOST, PGPORT, PGUSER, PGDATABASE; see Scripts/postgres.sh)
+import PackageDescription
+
+// A path dependency is named after its directory, which differs between checkouts.
+let root = String(Context.packageDirectory.split(separator: "/").dropLast(2).last ?? "AsyncMail").lowercased()
+
+let package = Package(
+    name: "AsyncMailPostgres",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "AsyncMailPostgres", targets: ["AsyncMailPostgres"]),
+        // Two processes exchanging mail through PostgreSQL: `swift run --package-path Relays/Postgres RelayPeer`.
+        .executable(name: "RelayPeer", targets: ["RelayPeer"]),
+    ],
+    dependencies: [
+        .package(path: "../.."),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "AsyncMailPostgres",
+            dependencies: [
+                .product(name: "AsyncMail", package: root),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "RelayPeer",
+            dependencies: [
+                "AsyncMailPostgres",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "AsyncMailPostgresTests",
+            dependencies: [
+                "AsyncMailPostgres",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,85 @@
+import Synchronization
+
+/// Posts waiting to be published, bounded; the publisher takes everything waiting at once, so
+/// that posts that pile up while one transaction runs go out together in the next.
+final class OutboundQueue: Sendable {
+    enum Item: Sendable {
+        case post(OutboundPost)
+        /// Ephemeral mode: time to tell the fleet this origin's last number.
+        case heartbeat
+    }
+
+    private struct State {
+        var items: [Item] = []
+        var posts = 0
+        var isClosed = false
+        var waiting: CheckedContinuation<Void, Never>?
+    }
+
+    private let limit: Int
+    private let state = Mutex(State())
+
+    init(limit: Int) {
+        self.limit = max(limit, 1)
+    }
+
+    /// Queues an item; false when a post finds the queue full or closed (a heartbeat always fits).
+    func append(_ item: Item) -> Bool {
+        let (accepted, waking): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { state in
+            guard !state.isClosed else { return (false, nil) }
+            if case .post = item {
+                guard state.posts < limit else { return (false, nil) }
+                state.posts += 1
+            }
+            state.items.append(item)
+            defer { state.waiting = nil }
+            return (true, state.waiting)
+        }
+        waking?.resume()
+        return accepted
+    }
+
+    /// Stops accepting; what is queued is still handed out.
+    func close() {
+        let waking = state.withLock { state in
+            state.isClosed = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waking?.resume()
+    }
+
+    /// Everything queued, waiting for something if nothing is; nil once closed and empty.
+    /// One consumer only.
+    func takeAll() async -> [Item]? {
+        while true {
+            enum Outcome {
+                case items([Item])
+                case done, wait
+            }
+            let outcome: Outcome = state.withLock { state in
+                if !state.items.isEmpty {
+                    defer {
+                        state.items = []
+                        state.posts = 0
+                    }
+                    return .items(state.items)
+                }
+                return state.isClosed ? .done : .wait
+            }
+            switch outcome {
+            case .items(let items): return items
+            case .done: return nil
+            case .wait:
+                await withCheckedContinuation { continuation in
+                    let ready = state.withLock { state in
+                        guard state.items.isEmpty, !state.isClosed else { return true }
+                        state.waiting = continuation
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import AsyncMail
+import Logging
+import PostgresNIO
+
+extension PostgresRelay {
+    /// The listening connection's life, over and over until cancelled: connect, `LISTEN`, catch
+    /// up (durable), then take mail as it is announced while a heartbeat checks the connection.
+    func listen() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect()
+                do {
+                    try await connection.listen(on: configuration.channel.name) { notifications in
+                        attempt = 0
+                        try await serve(notifications, on: connection)
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                guard !Task.isCancelled else { return }
+                report(.disconnected(reason: String(describing: error))) { $0.disconnects += 1 }
+                attempt += 1
+                guard await backoff(attempt: attempt) else { return }
+            }
+        }
+    }
+
+    /// Serves one listening connection until it fails or the task is cancelled.
+    private func serve(_ notifications: PostgresNotificationSequence, on connection: PostgresConnection) async throws {
+        let durable: Bool
+        if case .durable = configuration.mode { durable = true } else { durable = false }
+        // LISTEN is in place: whatever is committed from here on is announced, so catching up now
+        // leaves no window in which a row could be missed.
+        if durable { try await catchUp(on: connection) }
+        report(.listening) { _ in }
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await notification in notifications {
+                    if durable {
+                        wake.yield()  // a wake-up: the rows are in the table
+                    } else {
+                        await self.receive(notification.payload)
+                    }
+                }
+                throw ListenerEnded()
+            }
+            group.addTask { try await self.checkHealth(of: connection, waking: wake) }
+            if durable {
+                group.addTask {
+                    for await _ in wakes { try await self.catchUp(on: connection) }
+                }
+            }
+            // The first to end, by failing, ends the connection; the others are cancelled.
+            _ = try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Every interval: a round trip on the listening connection, which a half-open connection
+    /// never answers (so it is closed and reconnected), a durable catch-up in case a wake-up was
+    /// missed, and now and then the retention clean-up.
+    private func checkHealth(
+        of connection: PostgresConnection,
+        waking wake: AsyncStream<Void>.Continuation
+    ) async throws {
+        var beats = 0
+        while true {
+            try await Task.sleep(for: configuration.heartbeatInterval)
+            try await withDeadline(configuration.heartbeatInterval * 3, closing: connection) {
+                try await connection.query("SELECT 1", logger: self.logger)
+            }
+            wake.yield()
+            beats += 1
+            if case .durable(let retention) = configuration.mode, beats % 60 == 1 {
+                // Row-level deletes: writers are not blocked.
+                let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) * 1e-18
+                try await connection.query(
+                    """
+                    DELETE FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)
+                    AND created_at < now() - make_interval(secs => \(seconds))
+                    """,
+                    logger: logger
+                )
+            }
+        }
+    }
+
+    /// Runs `body`; if it has not finished within `limit`, closes `connection`, which fails it.
+    private func withDeadline(
+        _ limit: Duration,
+        closing connection: PostgresConnection,
+        _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await body()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return false
+            }
+            let finishedInTime = try await group.next() ?? false
+            group.cancelAll()
+            if !finishedInTime {
+                try? await connection.close()
+                throw HeartbeatTimedOut(limit: limit)
+            }
+        }
+    }
+
+    /// Durable mode: reads every row past the cursor, in id order, and delivers it.
+    private func catchUp(on connection: PostgresConnection) async throws {
+        let page = 500
+        while true {
+            let cursor = state.withLock { $0.cursor ?? 0 }
+            let rows = try await connection.query(
+                """
+                SELECT id, payload FROM \(unescaped: table)
+                WHERE channel = \(configuration.channel.name) AND id > \(cursor) ORDER BY id LIMIT \(page)
+                """,
+                logger: logger
+            )
+            var read = 0
+            for try await (id, payload) in rows.decode((Int64, String).self) {
+                read += 1
+                await receive(payload)
+                state.withLock { $0.cursor = id }
+            }
+            if read < page { return }
+        }
+    }
+
+    /// Delivers one received payload into the local mailroom, or reports why not.
+    func receive(_ payload: String) async {
+        switch registry.decode(payload) {
+        case .heartbeat(let from, let last):
+            guard from != origin else { return }
+            account(from: from, through: last, first: nil)
+        case .post(let from, let first, let count, let content):
+            guard from != origin else { return }  // this process's own mail, back from the database
+            if let first { account(from: from, through: first + count - 1, first: first) }
+            switch content {
+            case .decoded(let post, let sender):
+                let relayID = ObjectIdentifier(self)
+                await RelayInbound.$relay.withValue(relayID) {
+                    _ = await post.post(mailroom, sender)
+                }
+                state.withLock { $0.counters.received += count }
+            case .unknownType(let name):
+                report(.unknownType(name)) { $0.unknownType += count }
+            case .failed(let type, let reason):
+                report(.decodeFailed(type: type, reason: reason)) { $0.decodeFailures += count }
+            }
+        case .malformed(let reason):
+            report(.decodeFailed(type: "?", reason: reason)) { $0.decodeFailures += 1 }
+        }
+    }
+
+    /// Ephemeral mode: checks an origin's numbering, and reports the exact count of what is missing.
+    private func account(from origin: String, through last: Int, first: Int?) {
+        let missing: Int = state.withLock { state in
+            guard let seen = state.lastNumber[origin] else {
+                state.lastNumber[origin] = last  // first contact: nothing before it was ours to see
+                return 0
+            }
+            let expected = seen + 1
+            let missing = max((first ?? last + 1) - expected, 0)
+            state.lastNumber[origin] = max(seen, last)
+            return missing
+        }
+        if missing > 0 {
+            report(.gap(origin: origin, missing: missing)) { $0.missing += missing }
+        }
+    }
+}
+
+/// The notification stream of a listening connection ended: the connection is gone.
+struct ListenerEnded: Error, CustomStringConvertible {
+    var description: String { "the listening connection closed" }
+}
+
+/// The listening connection did not answer a heartbeat in time: probably half-open.
+struct HeartbeatTimedOut: Error, CustomStringConvertible {
+    let limit: Duration
+    var description: String { "no answer to a heartbeat within \(limit): the connection is treated as lost" }
+}

@@ -1,0 +1,129 @@
+import AsyncMail
+import Logging
+import PostgresNIO
+
+extension PostgresRelay {
+    /// Publishes queued posts on a connection of its own until the queue is closed and empty.
+    ///
+    /// Durable mode keeps a batch that failed and publishes it again once reconnected (a lost
+    /// connection loses nothing); ephemeral mode drops it, reports it, and its numbers let
+    /// every receiver count it as missing.
+    func publish() async {
+        var connection: PostgresConnection?
+        var attempt = 0
+        while let items = await queue.takeAll() {
+            var unsent = items
+            while !unsent.isEmpty {
+                do {
+                    if connection == nil || connection?.isClosed == true {
+                        connection = try await connect()
+                    }
+                    try await send(unsent, on: connection!)
+                    attempt = 0
+                    unsent = []
+                } catch {
+                    try? await connection?.close()
+                    connection = nil
+                    let mails = Self.mailCount(of: unsent)
+                    report(.publishFailed(reason: String(describing: error), mails: mails)) { $0.publishFailures += 1 }
+                    if case .ephemeral = configuration.mode { unsent = [] }
+                    attempt += 1
+                    guard !Task.isCancelled, await backoff(attempt: attempt) else {
+                        try? await connection?.close()
+                        return
+                    }
+                }
+            }
+        }
+        try? await connection?.close()
+    }
+
+    private static func mailCount(of items: [OutboundQueue.Item]) -> Int {
+        items.reduce(0) { count, item in
+            if case .post(let post) = item { return count + post.mails.count }
+            return count
+        }
+    }
+
+    private func send(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
+        switch configuration.mode {
+        case .durable: try await insert(items, on: connection)
+        case .ephemeral: try await notify(items, on: connection)
+        }
+    }
+
+    /// Durable mode: every waiting post in one statement, one row per post, in one transaction
+    /// that first takes the channel's advisory lock. Without the lock, two writers could commit
+    /// ids out of order, and a reader past the later id would never see the earlier one.
+    private func insert(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
+        var payloads: [String] = []
+        var mails = 0
+        for case .post(let post) in items {
+            payloads.append(post.payload(origin: origin))
+            mails += post.mails.count
+        }
+        guard !payloads.isEmpty else { return }
+        let channel = configuration.channel.name
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO \(unescaped: table) (channel, payload)
+                SELECT \(channel), payload FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS posts(payload, position)
+                ORDER BY position
+                """,
+                logger: logger
+            )
+            // Delivered at commit; readers take it as a wake-up and read the table.
+            try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
+        }
+        state.withLock { $0.counters.published += mails }
+    }
+
+    /// Ephemeral mode: each post in notifications under PostgreSQL's payload limit, its mails
+    /// numbered for this origin; heartbeats carry the last number. One statement for them all.
+    private func notify(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
+        var payloads: [String] = []
+        var mails = 0
+        state.withLock { state in
+            for item in items {
+                switch item {
+                case .heartbeat:
+                    payloads.append(OutboundPost.heartbeat(origin: origin, last: state.lastSent))
+                case .post(let post):
+                    for chunk in Self.chunks(of: post) {
+                        payloads.append(chunk.payload(origin: origin, firstNumber: state.lastSent + 1))
+                        state.lastSent += chunk.mails.count
+                        mails += chunk.mails.count
+                    }
+                }
+            }
+        }
+        try await connection.query(
+            """
+            SELECT pg_notify(\(configuration.channel.name), payload)
+            FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS notes(payload, position) ORDER BY position
+            """,
+            logger: logger
+        )
+        state.withLock { $0.counters.published += mails }
+    }
+
+    /// Splits a post into pieces whose payloads fit one notification (each mail already does).
+    private static func chunks(of post: OutboundPost) -> [OutboundPost] {
+        var chunks: [OutboundPost] = []
+        var current = OutboundPost(type: post.type, senderType: post.senderType, sender: post.sender, mails: [])
+        var size = post.overheadBytes
+        for mail in post.mails {
+            if !current.mails.isEmpty, size + mail.count + 1 > notifyLimit {
+                chunks.append(current)
+                current.mails = []
+                size = post.overheadBytes
+            }
+            current.mails.append(mail)
+            size += mail.count + 1
+        }
+        if !current.mails.isEmpty { chunks.append(current) }
+        return chunks
+    }
+}

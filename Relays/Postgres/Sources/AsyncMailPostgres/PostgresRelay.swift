@@ -1,0 +1,333 @@
+import AsyncMail
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// Carries a mailroom's mail to every other process whose relay uses the same PostgreSQL channel,
+/// and posts theirs into it.
+///
+/// Mail of a registered type, posted in any process, reaches the matching subscriptions in every
+/// other process of the fleet, with its `Hashable` value sender (a room id) intact:
+/// `subscribe(to: ChatLine.self, from: RoomID("lobby"))` hears the whole fleet's lobby.
+///
+/// - Registration: every relayed mail type and sender type gets a stable wire name
+///   (``register(_:as:)``, ``register(sender:as:)``), so renaming a Swift type never breaks a
+///   running fleet. Unregistered types, and mail posted from an object or actor (whose identity
+///   means nothing in another process), stay local.
+/// - No echo: mail the relay receives is posted into the local mailroom and never published
+///   again, and a process never receives its own mail back.
+/// - Order: each origin's mail arrives everywhere in the order it was posted, and every receiver
+///   sees remote mail in one order, the database's commit order. A `post(contentsOf:)` batch
+///   arrives as one batch.
+/// - Modes: ``Mode/durable(retention:)`` loses nothing across reconnects and restarts;
+///   ``Mode/ephemeral`` is at most once, with every loss reported. See *Across Processes and Machines*.
+/// - Lifecycle: a swift-service-lifecycle `Service`. ``run()`` runs until cancelled or gracefully
+///   shut down, publishes what is queued before returning from a graceful shutdown, and closes
+///   every connection it opened. The listener has a connection of its own.
+///
+/// ```swift
+/// let relay = try PostgresRelay(
+///     mailroom: mailroom,
+///     connection: .init(host: "127.0.0.1", username: "app", password: nil, database: "app", tls: .disable),
+///     configuration: .init(channel: try RelayChannel("chat")),
+///     logger: logger
+/// )
+/// try relay.register(ChatLine.self, as: "chat.line")
+/// try relay.register(sender: RoomID.self, as: "room")
+/// // in a ServiceGroup beside the server, or:
+/// try await relay.run()
+/// ```
+public final class PostgresRelay: Service, Sendable {
+    /// The mailroom whose mail this relay carries.
+    public let mailroom: Mailroom
+    /// What this relay connects and how.
+    public let configuration: Configuration
+    /// This relay's identity on the wire; unique per relay instance.
+    public let origin: String
+    /// The `application_name` of this relay's connections, for `pg_stat_activity`.
+    public let applicationName: String
+
+    let registry = WireRegistry()
+    let connectionConfiguration: PostgresConnection.Configuration
+    let table: String
+    let logger: Logger
+    let queue: OutboundQueue
+    let state = Mutex(State())
+
+    struct State {
+        var counters = RelayCounters()
+        var listeners: [UInt64: AsyncStream<RelayEvent>.Continuation] = [:]
+        var nextListener: UInt64 = 0
+        /// Durable mode: the id of the last row read.
+        var cursor: Int64?
+        /// Ephemeral mode: the last number seen from each origin.
+        var lastNumber: [String: Int] = [:]
+        /// Ephemeral mode: the number of this origin's last mail.
+        var lastSent = 0
+    }
+
+    /// A relay for `mailroom`; nothing connects until ``run()``.
+    ///
+    /// - Throws: ``RelayConfigurationError`` for a table name that is not a plain SQL identifier.
+    public init(
+        mailroom: Mailroom,
+        connection: PostgresConnection.Configuration,
+        configuration: Configuration,
+        logger: Logger = Logger(label: "AsyncMailPostgres")
+    ) throws(RelayConfigurationError) {
+        self.mailroom = mailroom
+        self.configuration = configuration
+        self.table = try configuration.validatedTable()
+        self.origin = UUID().uuidString.lowercased()
+        self.applicationName = "asyncmail-relay-" + origin.prefix(8)
+        var connection = connection
+        connection.options.additionalStartupParameters.append(("application_name", applicationName))
+        self.connectionConfiguration = connection
+        self.queue = OutboundQueue(limit: configuration.outboundQueueLimit)
+        var logger = logger
+        logger[metadataKey: "relay.channel"] = "\(configuration.channel)"
+        logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
+        self.logger = logger
+    }
+
+    /// Relays mail of type `M` under `name`, a wire name every process of the fleet registers
+    /// for the same type: 1–100 characters of `A-Z a-z 0-9 . _ -`.
+    ///
+    /// Registering the same type under the same name again does nothing.
+    ///
+    /// - Throws: ``RelayConfigurationError`` when the name is invalid or registered to another
+    ///   type, or the type to another name.
+    public func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RelayConfigurationError) {
+        try registry.register(M.self, as: name)
+    }
+
+    /// Relays mail posted from senders of type `S` (such as a room id), under a wire name.
+    ///
+    /// Mail posted from a sender of an unregistered type, or from an object, stays local.
+    public func register<S: Hashable & Sendable & Codable>(
+        sender type: S.Type,
+        as name: String
+    ) throws(RelayConfigurationError) {
+        try registry.register(sender: S.self, as: name)
+    }
+
+    /// What this relay has done so far.
+    public var counters: RelayCounters { state.withLock { $0.counters } }
+
+    /// The relay's events from now on, newest kept when the consumer falls 1,000 behind.
+    ///
+    /// Each call makes its own stream; it ends when the relay's ``run()`` returns or the stream
+    /// is dropped.
+    public func events() -> AsyncStream<RelayEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: RelayEvent.self,
+            bufferingPolicy: .bufferingNewest(1_000)
+        )
+        let key = state.withLock { state in
+            defer { state.nextListener += 1 }
+            state.listeners[state.nextListener] = continuation
+            return state.nextListener
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.listeners.removeValue(forKey: key) }
+        }
+        return stream
+    }
+
+    /// Runs the relay until it is cancelled or its service group shuts down gracefully.
+    ///
+    /// On a graceful shutdown it stops taking new mail, publishes what is queued, then stops
+    /// listening. Connections are closed before it returns, in every case.
+    ///
+    /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the durable mode's table
+    ///   cannot be created or read (for example, the role lacks the right).
+    public func run() async throws {
+        let relayID = ObjectIdentifier(self)
+        let progress = TapProgress()
+        // Mail this relay posts into the mailroom carries its mark, so it is never sent back out.
+        // The filter runs at post time, in the one order, so `tapped` counts exactly what the
+        // tap will hand over.
+        let tap = await mailroom.subscribeToAllMail(where: { _ in
+            guard RelayInbound.relay != relayID else { return false }
+            progress.tapped.add(1, ordering: .sequentiallyConsistent)
+            return true
+        })
+        if case .durable = configuration.mode { try await prepareTable() }
+        defer { finishEvents() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            await withTaskGroup(of: Void.self) { outbound in
+                outbound.addTask { await self.publish() }
+                if case .ephemeral = configuration.mode { outbound.addTask { await self.beat() } }
+                await withTaskGroup(of: Void.self) { forwarding in
+                    forwarding.addTask { await self.forward(tap, progress: progress) }
+                    // Until shutdown; then what was posted before it still goes out, and no more.
+                    try? await gracefulShutdown()
+                    let target = progress.tapped.load(ordering: .sequentiallyConsistent)
+                    progress.target.store(target, ordering: .sequentiallyConsistent)
+                    if progress.forwarded.load(ordering: .sequentiallyConsistent) >= target {
+                        forwarding.cancelAll()  // all forwarded already: stop waiting for more
+                    }
+                }
+                queue.close()
+            }
+            group.cancelAll()  // everything queued is out: stop listening
+        }
+    }
+
+    // MARK: Forwarding the tap
+
+    /// Encodes tapped mail of registered types and queues it, a batch as one post, until a
+    /// graceful shutdown or cancellation.
+    private func forward(_ tap: AsyncStream<PostedMail>, progress: TapProgress) async {
+        let limit: Int
+        switch configuration.mode {
+        case .durable: limit = configuration.maximumMailBytes
+        case .ephemeral: limit = Self.notifyLimit
+        }
+        var pending: OutboundPost?
+        for await posted in tap {
+            do {
+                if let (encoded, bytes) = try registry.encode(posted) {
+                    if bytes + encoded.overheadBytes > limit {
+                        report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize += 1 }
+                    } else if pending == nil {
+                        pending = encoded
+                    } else {
+                        pending?.mails.append(contentsOf: encoded.mails)
+                    }
+                }
+            } catch {
+                report(.publishFailed(reason: "encoding failed: \(error)", mails: 1)) { $0.publishFailures += 1 }
+            }
+            if posted.isLastInPost, let post = pending {
+                pending = nil
+                if !queue.append(.post(post)) {
+                    report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
+                }
+            }
+            let forwarded = progress.forwarded.add(1, ordering: .sequentiallyConsistent).newValue
+            let target = progress.target.load(ordering: .sequentiallyConsistent)
+            if target >= 0, forwarded >= target { return }  // shutting down, and all is forwarded
+        }
+    }
+
+    /// Ephemeral mode: queues a heartbeat every interval until the queue closes.
+    private func beat() async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
+            guard queue.append(.heartbeat) else { return }
+        }
+    }
+
+    /// PostgreSQL rejects a notification payload of 8,000 bytes or more.
+    static let notifyLimit = 7_999
+
+    // MARK: Events
+
+    /// Counts, logs and broadcasts an event.
+    func report(_ event: RelayEvent, counting: (inout RelayCounters) -> Void) {
+        let listeners = state.withLock { state in
+            counting(&state.counters)
+            return Array(state.listeners.values)
+        }
+        switch event {
+        case .listening: logger.info("relay listening")
+        case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow: logger.warning("relay: \(event)")
+        case .disconnected, .publishFailed: logger.error("relay: \(event)")
+        }
+        for listener in listeners { listener.yield(event) }
+    }
+
+    private func finishEvents() {
+        let listeners = state.withLock { state in
+            defer { state.listeners = [:] }
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.finish() }
+    }
+
+    // MARK: Connections
+
+    /// Opens a connection of this relay's own.
+    func connect() async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+    }
+
+    /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
+    /// the upper, with jitter so that a fleet does not reconnect in step. False when cancelled.
+    func backoff(attempt: Int) async -> Bool {
+        let bounds = configuration.reconnectBackoff
+        let exponential = bounds.lowerBound * Double(1 << min(attempt, 16))
+        let capped = min(exponential, bounds.upperBound)
+        let delay = capped * Double.random(in: 0.5...1.0)
+        do {
+            try await Task.sleep(for: delay)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Creates the durable table and its index when missing, and sets the cursor to the newest
+    /// row, so that a new relay hears only what is posted from now on. Retries while the server
+    /// cannot be reached; throws when the server refuses (a missing right).
+    private func prepareTable() async throws {
+        var attempt = 0
+        while true {
+            let connection: PostgresConnection
+            do {
+                connection = try await connect()
+            } catch {
+                try Task.checkCancellation()
+                report(.disconnected(reason: "\(error)")) { $0.disconnects += 1 }
+                attempt += 1
+                guard await backoff(attempt: attempt) else { throw CancellationError() }
+                continue
+            }
+            do {
+                try await connection.withTransaction(logger: logger) { connection in
+                    // Two relays creating the table at once would collide on its type's name.
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
+                        logger: logger
+                    )
+                    try await connection.query(
+                        """
+                        CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                            id bigserial PRIMARY KEY,
+                            channel text NOT NULL,
+                            created_at timestamptz NOT NULL DEFAULT now(),
+                            payload text NOT NULL
+                        )
+                        """,
+                        logger: logger
+                    )
+                    try await connection.query(
+                        "CREATE INDEX IF NOT EXISTS \(unescaped: table)_channel_id ON \(unescaped: table) (channel, id)",
+                        logger: logger
+                    )
+                }
+                let rows = try await connection.query(
+                    "SELECT coalesce(max(id), 0) FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)",
+                    logger: logger
+                )
+                var newest: Int64 = 0
+                for try await id in rows.decode(Int64.self) { newest = id }
+                state.withLock { $0.cursor = newest }
+                try? await connection.close()
+                return
+            } catch {
+                try? await connection.close()
+                throw RelayError.tableSetupFailed(table: table, reason: String(reflecting: error))
+            }
+        }
+    }
+}
+
+/// Marks posts a relay makes into its own mailroom, so that its tap leaves them out.
+enum RelayInbound {
+    @TaskLocal static var relay: ObjectIdentifier?
+}

@@ -1,0 +1,23 @@
+/// Running totals of what a relay did, read with ``PostgresRelay/counters``.
+public struct RelayCounters: Sendable, Hashable {
+    /// Mails published to the database.
+    public var published = 0
+    /// Mails received from other processes and posted into the local mailroom.
+    public var received = 0
+    /// Times a connection was lost or failed to connect.
+    public var disconnects = 0
+    /// Ephemeral mode: mails detected lost in transit.
+    public var missing = 0
+    /// Publish attempts that failed.
+    public var publishFailures = 0
+    /// Mails not relayed because they were too large.
+    public var oversize = 0
+    /// Received mails of an unknown wire name.
+    public var unknownType = 0
+    /// Received mails that failed to decode.
+    public var decodeFailures = 0
+    /// Posts not relayed because the outbound queue was full.
+    public var queueOverflow = 0
+
+    public init() {}
+}

@@ -1,0 +1,129 @@
+import AsyncMail
+import Foundation
+
+/// One post of registered mail, encoded for the wire: one row in durable mode, one or more
+/// notifications in ephemeral mode.
+struct OutboundPost: Sendable {
+    let type: String
+    let senderType: String?
+    let sender: Data?
+    var mails: [Data]
+
+    /// The envelope as JSON text. Wire names and origins are validated to need no escaping.
+    func payload(origin: String, firstNumber: Int? = nil) -> String {
+        var json = #"{"o":""# + origin + #"""#
+        if let firstNumber { json += #","n":\#(firstNumber)"# }
+        json += #","t":""# + type + #"""#
+        if let senderType, let sender {
+            json += #","st":""# + senderType + #"","s":"# + String(decoding: sender, as: UTF8.self)
+        }
+        json += #","c":\#(mails.count),"m":["#
+        json += mails.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",")
+        return json + "]}"
+    }
+
+    /// The envelope's size without the mails, so that a payload can be sized before it is built.
+    var overheadBytes: Int { 96 + type.utf8.count + (senderType?.utf8.count ?? 0) + (sender?.count ?? 0) }
+
+    /// A heartbeat: the number of the origin's last mail, so that receivers notice a lost tail.
+    static func heartbeat(origin: String, last: Int) -> String {
+        #"{"o":""# + origin + #"","h":\#(last)}"#
+    }
+}
+
+/// What one received payload turned out to be.
+enum InboundMessage: Sendable {
+    case heartbeat(origin: String, last: Int)
+    case post(origin: String, firstNumber: Int?, count: Int, content: InboundContent)
+    case malformed(reason: String)
+}
+
+/// The decoded post, or why it could not be.
+enum InboundContent: Sendable {
+    case decoded(InboundPost, sender: (any Sendable)?)
+    case unknownType(String)
+    case failed(type: String, reason: String)
+}
+
+extension CodingUserInfoKey {
+    fileprivate static let wireRegistry = CodingUserInfoKey(rawValue: "AsyncMailPostgres.registry")!
+}
+
+/// Decodes an envelope with the registry's codecs: the header always, the mails when their type is known.
+private struct Envelope: Decodable {
+    let message: InboundMessage
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: WireKey.self)
+        let origin = try container.decode(String.self, forKey: .origin)
+        if let last = try container.decodeIfPresent(Int.self, forKey: .heartbeat) {
+            message = .heartbeat(origin: origin, last: last)
+            return
+        }
+        let number = try container.decodeIfPresent(Int.self, forKey: .number)
+        let count = try container.decode(Int.self, forKey: .count)
+        let type = try container.decode(String.self, forKey: .type)
+        let registry = decoder.userInfo[.wireRegistry] as! WireRegistry  // always set by `decode` below
+        guard let mailCodec = registry.mailCodec(named: type) else {
+            message = .post(origin: origin, firstNumber: number, count: count, content: .unknownType(type))
+            return
+        }
+        do {
+            var sender: (any Sendable)?
+            if let senderType = try container.decodeIfPresent(String.self, forKey: .senderType) {
+                guard let senderCodec = registry.senderCodec(named: senderType) else {
+                    message = .post(
+                        origin: origin,
+                        firstNumber: number,
+                        count: count,
+                        content: .unknownType(senderType)
+                    )
+                    return
+                }
+                sender = try senderCodec.decode(container)
+            }
+            let post = try mailCodec.decode(container)
+            message = .post(origin: origin, firstNumber: number, count: count, content: .decoded(post, sender: sender))
+        } catch {
+            message = .post(
+                origin: origin,
+                firstNumber: number,
+                count: count,
+                content: .failed(type: type, reason: String(describing: error))
+            )
+        }
+    }
+}
+
+extension WireRegistry {
+    /// Decodes one payload; never throws: a bad payload is a message that says so.
+    func decode(_ payload: String) -> InboundMessage {
+        let decoder = JSONDecoder()
+        decoder.userInfo[.wireRegistry] = self
+        do {
+            return try decoder.decode(Envelope.self, from: Data(payload.utf8)).message
+        } catch {
+            return .malformed(reason: String(describing: error))
+        }
+    }
+
+    /// Encodes one tapped post of registered mail, or returns nil when it stays local: its type is
+    /// not registered, or its sender is an object (identity means nothing elsewhere) or of a type
+    /// that is not registered.
+    func encode(_ posted: PostedMail) throws -> (OutboundPost, bytes: Int)? {
+        guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
+        var senderType: String?
+        var senderData: Data?
+        if let sender = posted.sender {
+            // Objects are never registered (a sender type is `Codable` and `Hashable` by value), so
+            // mail from an object or actor stays local here too.
+            guard let senderCodec = senderCodec(for: sender) else { return nil }
+            senderData = try senderCodec.encode(sender)
+            senderType = senderData == nil ? nil : senderCodec.name  // nil for a sender of `nil`
+        }
+        let mail = try mailCodec.encode(posted.mail)
+        return (
+            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mails: [mail]), mail.count
+        )
+    }
+}

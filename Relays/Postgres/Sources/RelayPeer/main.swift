@@ -1,0 +1,74 @@
+// Two processes exchanging mail through PostgreSQL. Start one with `listen`, another with `talk`:
+//
+//   eval "$(Scripts/postgres.sh start)"
+//   swift run --package-path Relays/Postgres RelayPeer listen 3 &
+//   swift run --package-path Relays/Postgres RelayPeer talk 3
+//
+// The listener prints each line it hears and exits after COUNT; the talker posts COUNT lines to
+// the lobby and exits once they are published. Both read PGHOST, PGPORT, PGUSER, PGDATABASE.
+import AsyncMail
+import AsyncMailPostgres
+import Foundation
+import Logging
+
+struct ChatLine: Mail, Codable {
+    let text: String
+}
+
+struct RoomID: Hashable, Sendable, Codable {
+    let name: String
+}
+
+/// Writes a line at once, unbuffered even into a pipe: the tests read each line as it comes.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let role = arguments.first ?? "listen"
+let count = arguments.dropFirst().first.flatMap(Int.init) ?? 3
+let environment = ProcessInfo.processInfo.environment
+
+let mailroom = Mailroom()
+let relay = try PostgresRelay(
+    mailroom: mailroom,
+    connection: .init(
+        host: environment["PGHOST"] ?? "127.0.0.1",
+        port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
+        username: environment["PGUSER"] ?? "postgres",
+        password: environment["PGPASSWORD"],
+        database: environment["PGDATABASE"],
+        tls: .disable
+    ),
+    configuration: .init(channel: try RelayChannel(environment["RELAY_CHANNEL"] ?? "relay_peer"))
+)
+try relay.register(ChatLine.self, as: "chat.line")
+try relay.register(sender: RoomID.self, as: "room")
+
+let lobby = RoomID(name: "lobby")
+let events = relay.events()
+let running = Task { try await relay.run() }
+for await event in events {
+    if case .listening = event { break }
+}
+say("listening")  // a line the tests wait for
+
+switch role {
+case "talk":
+    for number in 1...count {
+        await mailroom.post(
+            ChatLine(text: "line \(number) from \(ProcessInfo.processInfo.processIdentifier)"),
+            from: lobby
+        )
+    }
+    while relay.counters.published < count { try await Task.sleep(for: .milliseconds(10)) }
+default:
+    var heard = 0
+    for await line in await mailroom.subscribe(to: ChatLine.self, from: lobby) {
+        say(line.text)
+        heard += 1
+        if heard == count { break }
+    }
+}
+running.cancel()
+try? await running.value

@@ -1,0 +1,502 @@
+import AsyncMail
+import AsyncMailPostgres
+import Foundation
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// Against a real PostgreSQL (PGHOST, PGPORT, PGUSER, PGDATABASE). One at a time: some of these
+/// terminate backends or restart the server.
+@Suite("PostgresRelay against a real PostgreSQL", .serialized)
+struct RelayTests {
+    // MARK: Delivery
+
+    @Test("mail crosses relays with its value sender, in order; a pinned subscription hears only its room")
+    func crossesWithSender() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sending = try await start(makeRelay(here, on: channel))
+        let receiving = try await start(makeRelay(there, on: channel))
+        let lobby = await there.subscribe(to: ChatLine.self, from: RoomID(name: "lobby"))
+        let kitchen = await there.subscribe(to: ChatLine.self, from: RoomID(name: "kitchen"))
+
+        for number in 0..<50 { await here.post(ChatLine(text: "lobby \(number)"), from: RoomID(name: "lobby")) }
+        await here.post(ChatLine(text: "kitchen"), from: RoomID(name: "kitchen"))
+
+        #expect(try await first(50, of: lobby).map(\.text) == (0..<50).map { "lobby \($0)" })
+        #expect(try await first(1, of: kitchen).map(\.text) == ["kitchen"])
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("a batch arrives as one batch")
+    func batchArrivesAsOne() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sending = try await start(makeRelay(here, on: channel))
+        let receiving = try await start(makeRelay(there, on: channel))
+        let tap = await there.subscribeToAllMail()
+        await here.post(contentsOf: (1...5).map { ChatLine(text: "\($0)") }, from: RoomID(name: "lobby"))
+        let seen = try await first(5, of: tap)
+        #expect(seen.map(\.isLastInPost) == [false, false, false, false, true])
+        #expect(seen.compactMap { $0.mail(as: ChatLine.self)?.text } == ["1", "2", "3", "4", "5"])
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("object senders and unregistered types stay local")
+    func localOnly() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sendingRelay = try makeRelay(here, on: channel)
+        let sending = try await start(sendingRelay)
+        let receiving = try await start(makeRelay(there, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        let notes = await there.subscribe(to: LocalNote.self)
+        let speaker = Speaker()
+
+        await here.post(ChatLine(text: "from an object"), from: speaker)
+        await here.post(LocalNote(text: "unregistered"))
+        await here.post(ChatLine(text: "from nobody"))  // a registered type without a sender travels
+        // Order is kept, so had the first two travelled, they would have arrived before this.
+        #expect(try await first(1, of: lines).map(\.text) == ["from nobody"])
+        #expect(sendingRelay.counters.published == 1)
+        #expect(await there.subscriberCount(for: LocalNote.self) == 1)
+        withExtendedLifetime(notes) {}
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("two processes: a second process hears this one's mail, in order")
+    func secondProcess() async throws {
+        let peer = RelayPeer.path
+        #expect(FileManager.default.isExecutableFile(atPath: peer), "build RelayPeer first: swift build")
+        let channel = try freshChannel()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: peer)
+        process.arguments = ["listen", "20"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["RELAY_CHANNEL"] = channel.name
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let output = lines(of: pipe)
+        #expect(try await first(1, of: output) == ["listening"])
+
+        let here = Mailroom()
+        let sending = try await start(makeRelay(here, on: channel))
+        for number in 1...20 { await here.post(ChatLine(text: "line \(number)"), from: RoomID(name: "lobby")) }
+        let heard = try await first(20, of: output)
+        #expect(heard == (1...20).map { "line \($0)" })
+        // The peer exits by itself once it has heard all 20.
+        try await eventually { !process.isRunning }
+        #expect(process.terminationStatus == 0)
+        try await stop(sending)
+    }
+
+    @Test("no echo and no loop among three relays; no process hears its own mail twice")
+    func noEcho() async throws {
+        let channel = try freshChannel()
+        let rooms = [Mailroom(), Mailroom(), Mailroom()]
+        let relays = try rooms.map { try makeRelay($0, on: channel) }
+        var running: [Task<Void, any Error>] = []
+        for relay in relays { running.append(try await start(relay)) }
+        let streams = await withTaskGroup(of: (Int, AsyncStream<ChatLine>).self) { group in
+            for (index, room) in rooms.enumerated() {
+                group.addTask { (index, await room.subscribe(to: ChatLine.self)) }
+            }
+            var streams: [Int: AsyncStream<ChatLine>] = [:]
+            for await (index, stream) in group { streams[index] = stream }
+            return streams
+        }
+
+        await rooms[0].post(ChatLine(text: "hello"))
+        #expect(try await first(1, of: streams[1]!).map(\.text) == ["hello"])
+        #expect(try await first(1, of: streams[2]!).map(\.text) == ["hello"])
+        // Had relay 1 or 2 echoed "hello", its publisher would have sent that before this probe.
+        await rooms[1].post(ChatLine(text: "probe 1"))
+        await rooms[2].post(ChatLine(text: "probe 2"))
+        let atOrigin = try await first(3, of: streams[0]!).map(\.text)
+        #expect(atOrigin.first == "hello")
+        #expect(Set(atOrigin.dropFirst()) == ["probe 1", "probe 2"])
+        #expect(relays.map(\.counters.published) == [1, 1, 1])
+        for task in running { try await stop(task) }
+        #expect(relays.map(\.counters.received) == [2, 2, 2])
+    }
+
+    @Test("three concurrent writers: every row is read, each writer's mail in order")
+    func concurrentWriters() async throws {
+        let channel = try freshChannel()
+        let reader = Mailroom()
+        let reading = try await start(makeRelay(reader, on: channel))
+        let received = await reader.subscribe(to: ChatLine.self)
+        let writers = [Mailroom(), Mailroom(), Mailroom()]
+        var running: [Task<Void, any Error>] = []
+        for writer in writers { running.append(try await start(makeRelay(writer, on: channel))) }
+        let perWriter = 2_000
+        await withTaskGroup(of: Void.self) { group in
+            for (index, writer) in writers.enumerated() {
+                group.addTask {
+                    for number in 0..<perWriter {
+                        await writer.post(ChatLine(text: "\(index) \(number)"))
+                        if number % 50 == 0 { await Task.yield() }
+                    }
+                }
+            }
+        }
+        let lines = try await first(3 * perWriter, of: received, within: .seconds(120)).map(\.text)
+        #expect(lines.count == 3 * perWriter)
+        for index in 0..<3 {
+            let own = lines.filter { $0.hasPrefix("\(index) ") }
+            #expect(own == (0..<perWriter).map { "\(index) \($0)" }, "writer \(index): skipped or reordered")
+        }
+        for task in running { try await stop(task) }
+        try await stop(reading)
+    }
+
+    // MARK: Bad input
+
+    @Test("ephemeral: an oversize mail is reported and its batch neighbours still arrive")
+    func oversizeEphemeral() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sendingRelay = try makeRelay(here, on: channel, mode: .ephemeral)
+        let events = EventLog(sendingRelay)
+        let sending = try await start(sendingRelay)
+        let receiving = try await start(makeRelay(there, on: channel, mode: .ephemeral))
+        let lines = await there.subscribe(to: ChatLine.self)
+        let huge = String(repeating: "x", count: 9_000)
+        await here.post(contentsOf: [ChatLine(text: "before"), ChatLine(text: huge), ChatLine(text: "after")])
+        // Many small ones: more than fit in one notification, so the batch is split.
+        await here.post(
+            contentsOf: (0..<400).map { ChatLine(text: "small \($0) " + String(repeating: "y", count: 40)) }
+        )
+        let heard = try await first(402, of: lines).map(\.text)
+        #expect(Array(heard.prefix(2)) == ["before", "after"])
+        #expect(heard.count == 402)
+        #expect(sendingRelay.counters.oversize == 1)
+        #expect(
+            events.count {
+                if case .oversize(type: "chat.line", bytes: let bytes) = $0 { bytes > 9_000 } else { false }
+            } == 1
+        )
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("durable: the maximum mail size is configurable, and a larger mail is reported")
+    func oversizeDurable() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sendingRelay = try makeRelay(here, on: channel) { $0.maximumMailBytes = 1_000 }
+        let sending = try await start(sendingRelay)
+        let receiving = try await start(makeRelay(there, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        await here.post(ChatLine(text: String(repeating: "x", count: 2_000)))
+        await here.post(ChatLine(text: String(repeating: "z", count: 20_000)))  // fine in durable mode
+        await here.post(ChatLine(text: "small"))
+        #expect(try await first(1, of: lines).map(\.text) == ["small"])
+        #expect(sendingRelay.counters.oversize == 2)
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("durable: past the 8,000-byte NOTIFY limit, mail still travels")
+    func largeDurable() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sending = try await start(makeRelay(here, on: channel))
+        let receiving = try await start(makeRelay(there, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        let large = String(repeating: "q", count: 50_000)
+        await here.post(ChatLine(text: large))
+        #expect(try await first(1, of: lines).map(\.text) == [large])
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("ephemeral: gaps are detected with their exact count, from posts and from heartbeats")
+    func gapDetection() async throws {
+        let channel = try freshChannel()
+        let there = Mailroom()
+        let relay = try makeRelay(there, on: channel, mode: .ephemeral)
+        let events = EventLog(relay)
+        let receiving = try await start(relay)
+        let lines = await there.subscribe(to: ChatLine.self)
+        func inject(_ payload: String) async throws {
+            try await Database.execute("SELECT pg_notify(\(channel.name), \(payload))")
+        }
+        try await inject(#"{"o":"fake","n":1,"t":"chat.line","c":1,"m":[{"text":"one"}]}"#)
+        try await inject(#"{"o":"fake","n":4,"t":"chat.line","c":2,"m":[{"text":"four"},{"text":"five"}]}"#)
+        try await inject(#"{"o":"fake","h":8}"#)  // 6, 7 and 8 never arrived
+        try await inject(#"{"o":"fake","n":9,"t":"chat.line","c":1,"m":[{"text":"nine"}]}"#)
+        #expect(try await first(4, of: lines).map(\.text) == ["one", "four", "five", "nine"])
+        let gaps = events.all.compactMap { event -> Int? in
+            if case .gap(origin: "fake", missing: let missing) = event { return missing }
+            return nil
+        }
+        #expect(gaps == [2, 3])
+        #expect(relay.counters.missing == 5)
+        try await stop(receiving)
+    }
+
+    @Test("unknown types and undecodable mail are counted and reported; the relay carries on")
+    func unknownType() async throws {
+        let channel = try freshChannel()
+        let there = Mailroom()
+        let relay = try makeRelay(there, on: channel, mode: .ephemeral)
+        let events = EventLog(relay)
+        let receiving = try await start(relay)
+        let lines = await there.subscribe(to: ChatLine.self)
+        func inject(_ payload: String) async throws {
+            try await Database.execute("SELECT pg_notify(\(channel.name), \(payload))")
+        }
+        try await inject(#"{"o":"fake","n":1,"t":"chat.line.v9","c":3,"m":[1,2,3]}"#)
+        try await inject(#"{"o":"fake","n":4,"t":"chat.line","c":1,"m":[{"wrong":"shape"}]}"#)
+        try await inject("not json at all")
+        try await inject(#"{"o":"fake","n":5,"t":"chat.line","c":1,"m":[{"text":"still here"}]}"#)
+        #expect(try await first(1, of: lines).map(\.text) == ["still here"])
+        #expect(relay.counters.unknownType == 3)
+        #expect(relay.counters.decodeFailures == 2)
+        #expect(relay.counters.missing == 0)
+        #expect(events.count { $0 == .unknownType("chat.line.v9") } == 1)
+        try await stop(receiving)
+    }
+
+    @Test("a full outbound queue is reported, never silent")
+    func queueOverflow() async throws {
+        let channel = try freshChannel()
+        let here = Mailroom()
+        // Never connects: nothing drains the queue.
+        var unreachable = Database.configuration
+        unreachable.options.connectTimeout = .seconds(1)
+        let relay = try PostgresRelay(
+            mailroom: here,
+            connection: .init(
+                host: "127.0.0.1",
+                port: 1,
+                username: "nobody",
+                password: nil,
+                database: nil,
+                tls: .disable
+            ),
+            configuration: .init(channel: channel, mode: .ephemeral, outboundQueueLimit: 3),
+            logger: Database.logger
+        )
+        try relay.register(ChatLine.self, as: "chat.line")
+        let running = Task { try await relay.run() }
+        try await eventually { await here.subscriberCount(for: ChatLine.self) == 0 && relay.counters.disconnects > 0 }
+        for number in 0..<10 { await here.post(ChatLine(text: "\(number)")) }
+        try await eventually { relay.counters.queueOverflow + relay.counters.publishFailures > 0 }
+        #expect(relay.counters.queueOverflow >= 6)
+        try await stop(running)
+    }
+
+    // MARK: Faults
+
+    @Test(
+        "durable: the listener's backend terminated mid-stream at 1,000 mails/s loses nothing",
+        .timeLimit(.minutes(2))
+    )
+    func terminatedListenerDurable() async throws {
+        try await terminatedListener(mode: .durable())
+    }
+
+    @Test("ephemeral: the listener's backend terminated mid-stream is reported exactly", .timeLimit(.minutes(2)))
+    func terminatedListenerEphemeral() async throws {
+        try await terminatedListener(mode: .ephemeral)
+    }
+
+    private func terminatedListener(mode: PostgresRelay.Mode) async throws {
+        let channel = try freshChannel("terminated\(mode == .ephemeral ? "e" : "d")")
+        let (here, there) = (Mailroom(), Mailroom())
+        let receivingRelay = try makeRelay(there, on: channel, mode: mode)
+        let events = EventLog(receivingRelay)
+        let sending = try await start(makeRelay(here, on: channel, mode: mode))
+        let receiving = try await start(receivingRelay)
+        let lines = await there.subscribe(to: ChatLine.self)
+        let total = 3_000
+        try await postPaced(total, to: here, perSecond: 1_000) { number in
+            if number == 1_000 { try await Database.terminate(receivingRelay.applicationName) }
+        }
+        switch mode {
+        case .durable:
+            let heard = try await first(total, of: lines).map(\.text)
+            #expect(heard == (0..<total).map { "\($0)" })
+        case .ephemeral:
+            // Every mail is either heard or counted missing, once the last heartbeat is in.
+            let heard = Locked(0)
+            let counting = Task { for await _ in lines { heard.withLock { $0 += 1 } } }
+            try await eventually { heard.withLock { $0 } + receivingRelay.counters.missing == total }
+            counting.cancel()
+            #expect(
+                receivingRelay.counters.missing > 0,
+                "terminating the listener lost nothing; the test proved nothing"
+            )
+        }
+        #expect(events.count { if case .disconnected = $0 { true } else { false } } >= 1)
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test(
+        "durable: a server restart mid-stream loses nothing",
+        .enabled(if: Database.control != nil, "needs ASYNCMAIL_PG_CONTROL (Scripts/postgres.sh)"),
+        .timeLimit(.minutes(2))
+    )
+    func restartDurable() async throws {
+        try await restart(mode: .durable())
+    }
+
+    @Test(
+        "ephemeral: a server restart mid-stream is reported exactly",
+        .enabled(if: Database.control != nil, "needs ASYNCMAIL_PG_CONTROL (Scripts/postgres.sh)"),
+        .timeLimit(.minutes(2))
+    )
+    func restartEphemeral() async throws {
+        try await restart(mode: .ephemeral)
+    }
+
+    private func restart(mode: PostgresRelay.Mode) async throws {
+        let channel = try freshChannel("restart\(mode == .ephemeral ? "e" : "d")")
+        let (here, there) = (Mailroom(), Mailroom())
+        let sendingRelay = try makeRelay(here, on: channel, mode: mode)
+        let receivingRelay = try makeRelay(there, on: channel, mode: mode)
+        let sending = try await start(sendingRelay)
+        let receiving = try await start(receivingRelay)
+        let lines = await there.subscribe(to: ChatLine.self)
+        let total = 3_000
+        try await postPaced(total, to: here, perSecond: 1_000) { number in
+            if number == 1_000 { try await Database.control("restart") }
+        }
+        switch mode {
+        case .durable:
+            let heard = try await first(total, of: lines, within: .seconds(90)).map(\.text)
+            #expect(heard == (0..<total).map { "\($0)" })
+        case .ephemeral:
+            let heard = Locked(0)
+            let counting = Task { for await _ in lines { heard.withLock { $0 += 1 } } }
+            try await eventually(.seconds(60)) { heard.withLock { $0 } + receivingRelay.counters.missing == total }
+            counting.cancel()
+            #expect(receivingRelay.counters.missing > 0, "the restart lost nothing; the test proved nothing")
+        }
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test(
+        "durable: an outage of several seconds is caught up",
+        .enabled(if: Database.control != nil, "needs ASYNCMAIL_PG_CONTROL (Scripts/postgres.sh)"),
+        .timeLimit(.minutes(2))
+    )
+    func outage() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sending = try await start(makeRelay(here, on: channel))
+        let receiving = try await start(makeRelay(there, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        await here.post(ChatLine(text: "before"))
+        #expect(try await first(1, of: lines).map(\.text) == ["before"])
+        try await Database.control("stop")
+        for number in 0..<100 { await here.post(ChatLine(text: "during \(number)")) }
+        try await Task.sleep(for: .seconds(3))  // the outage itself
+        try await Database.control("start")
+        await here.post(ChatLine(text: "after"))
+        let heard = try await first(101, of: lines, within: .seconds(60)).map(\.text)
+        #expect(heard == (0..<100).map { "during \($0)" } + ["after"])
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    // MARK: Lifecycle
+
+    @Test("cancellation leaves no backend behind")
+    func noBackendLeft() async throws {
+        let channel = try freshChannel()
+        let here = Mailroom()
+        let relay = try makeRelay(here, on: channel)
+        let running = try await start(relay)
+        await here.post(ChatLine(text: "opens the publisher's connection"))
+        try await eventually { relay.counters.published == 1 }
+        #expect(try await Database.backends(named: relay.applicationName) == 2)
+        try await stop(running)
+        try await eventually { try await Database.backends(named: relay.applicationName) == 0 }
+    }
+
+    @Test("a graceful shutdown publishes everything queued before it returns")
+    func gracefulShutdownFlushes() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let receiving = try await start(makeRelay(there, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        let sendingRelay = try makeRelay(here, on: channel)
+        let group = ServiceGroup(configuration: .init(services: [sendingRelay], logger: Database.logger))
+        let events = sendingRelay.events()
+        let running = Task { try await group.run() }
+        try await withTimeout {
+            for await event in events where event == .listening { return }
+        }
+        for number in 0..<2_000 { await here.post(ChatLine(text: "\(number)")) }
+        await group.triggerGracefulShutdown()
+        try await withTimeout { try await running.value }
+        #expect(sendingRelay.counters.published == 2_000)
+        #expect(try await first(2_000, of: lines).map(\.text) == (0..<2_000).map { "\($0)" })
+        #expect(try await Database.backends(named: sendingRelay.applicationName) == 0)
+        try await stop(receiving)
+    }
+
+    @Test("a role that may not create the table gets a clear error")
+    func tableSetupRefused() async throws {
+        try await Database.execute("DROP ROLE IF EXISTS asyncmail_norights")
+        try await Database.execute("CREATE ROLE asyncmail_norights LOGIN")
+        try await Database.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        var configuration = Database.configuration
+        configuration.username = "asyncmail_norights"
+        let relay = try PostgresRelay(
+            mailroom: Mailroom(),
+            connection: configuration,
+            configuration: .init(channel: freshChannel(), table: "asyncmail_relay_refused"),
+            logger: Database.logger
+        )
+        await #expect {
+            try await withTimeout { try await relay.run() }
+        } throws: { error in
+            guard case .tableSetupFailed(table: "asyncmail_relay_refused", let reason) = error as? RelayError else {
+                return false
+            }
+            return reason.contains("permission denied")
+        }
+    }
+}
+
+/// Posts `total` numbered lines at about `perSecond`, calling `during` with each number first.
+func postPaced(
+    _ total: Int,
+    to mailroom: Mailroom,
+    perSecond: Int,
+    during: (Int) async throws -> Void
+) async throws {
+    let clock = ContinuousClock()
+    let start = clock.now
+    for number in 0..<total {
+        try await during(number)
+        await mailroom.post(ChatLine(text: "\(number)"))
+        if number % 10 == 9 {
+            // Pacing the load, not waiting for an event: 10 mails per 10 ms.
+            try await clock.sleep(until: start + .milliseconds((number + 1) * 1_000 / perSecond))
+        }
+    }
+}
+
+enum RelayPeer {
+    /// The RelayPeer executable beside the test bundle, or ASYNCMAIL_RELAY_PEER.
+    static var path: String {
+        if let path = ProcessInfo.processInfo.environment["ASYNCMAIL_RELAY_PEER"] { return path }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return packageRoot.appendingPathComponent(".build/debug/RelayPeer").path
+    }
+}

@@ -1,0 +1,244 @@
+import AsyncMail
+import AsyncMailPostgres
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+import Testing
+
+struct ChatLine: Mail, Codable, Equatable {
+    let text: String
+}
+
+struct RoomID: Hashable, Sendable, Codable {
+    let name: String
+}
+
+/// Never registered: stays local.
+struct LocalNote: Mail, Codable {
+    let text: String
+}
+
+/// An object sender: identity means nothing in another process, so its mail stays local.
+final class Speaker: Sendable {}
+
+/// The PostgreSQL the tests use, from libpq's standard variables.
+enum Database {
+    static let environment = ProcessInfo.processInfo.environment
+
+    static var configuration: PostgresConnection.Configuration {
+        .init(
+            host: environment["PGHOST"] ?? "127.0.0.1",
+            port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
+            username: environment["PGUSER"] ?? "postgres",
+            password: environment["PGPASSWORD"],
+            database: environment["PGDATABASE"],
+            tls: .disable
+        )
+    }
+
+    /// `Scripts/postgres.sh` when the tests may stop and restart the server (CI sets it).
+    static var control: String? { environment["ASYNCMAIL_PG_CONTROL"] }
+
+    static let logger: Logger = {
+        var logger = Logger(label: "relay-tests", factory: StreamLogHandler.standardError(label:))
+        logger.logLevel = environment["RELAY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return logger
+    }()
+
+    /// Runs one statement on a connection of its own.
+    static func execute(_ query: PostgresQuery) async throws {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 99, logger: logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.query(query, logger: logger)
+    }
+
+    /// How many server processes serve connections named `applicationName`.
+    static func backends(named applicationName: String) async throws -> Int {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 98, logger: logger)
+        defer { Task { try? await connection.close() } }
+        let rows = try await connection.query(
+            "SELECT count(*)::int8 FROM pg_stat_activity WHERE application_name = \(applicationName)",
+            logger: logger
+        )
+        var count: Int64 = 0
+        for try await value in rows.decode(Int64.self) { count = value }
+        return Int(count)
+    }
+
+    /// Closes the server side of every connection named `applicationName`.
+    static func terminate(_ applicationName: String) async throws {
+        try await execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = \(applicationName)"
+        )
+    }
+
+    /// Runs `Scripts/postgres.sh ARGUMENT` on a thread of its own.
+    ///
+    /// Not `Process`: its exit is not noticed while the server that `start` or `restart` leaves
+    /// running still holds a descriptor it inherited. `system` waits for the script itself.
+    static func control(_ argument: String) async throws {
+        let command = "'\(control!)' \(argument) >/dev/null 2>&1"
+        let status: Int32 = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: system(command)) }
+        }
+        #expect(status == 0, "postgres.sh \(argument) failed")
+    }
+}
+
+/// A unique channel per test, so tests never hear each other.
+func freshChannel(_ function: String = #function) throws -> RelayChannel {
+    let letters = function.lowercased().filter { $0.isLetter }.prefix(30)
+    return try RelayChannel("t_\(letters)_\(UInt32.random(in: 0...UInt32.max))")
+}
+
+/// A relay for `mailroom` with the tests' registrations.
+func makeRelay(
+    _ mailroom: Mailroom,
+    on channel: RelayChannel,
+    mode: PostgresRelay.Mode = .durable(),
+    configure: (inout PostgresRelay.Configuration) -> Void = { _ in }
+) throws -> PostgresRelay {
+    var configuration = PostgresRelay.Configuration(
+        channel: channel,
+        mode: mode,
+        heartbeatInterval: .milliseconds(200),
+        reconnectBackoff: .milliseconds(20) ... .milliseconds(500)
+    )
+    configure(&configuration)
+    let relay = try PostgresRelay(
+        mailroom: mailroom,
+        connection: Database.configuration,
+        configuration: configuration,
+        logger: Database.logger
+    )
+    try relay.register(ChatLine.self, as: "chat.line")
+    try relay.register(sender: RoomID.self, as: "room")
+    return relay
+}
+
+/// A value shared between tasks, behind a lock.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+        mutex.withLock { value in body(&value) }
+    }
+}
+
+/// Records every event of a relay.
+final class EventLog: Sendable {
+    let events = Locked<[RelayEvent]>([])
+    let watcher: Task<Void, Never>
+
+    init(_ relay: PostgresRelay) {
+        let stream = relay.events()
+        let events = self.events
+        watcher = Task {
+            for await event in stream { events.withLock { $0.append(event) } }
+        }
+    }
+
+    var all: [RelayEvent] { events.withLock { $0 } }
+
+    func count(where matches: (RelayEvent) -> Bool) -> Int { all.filter(matches).count }
+}
+
+/// Starts `relay` and returns once it listens; the task runs it until cancelled.
+func start(_ relay: PostgresRelay) async throws -> Task<Void, any Error> {
+    let events = relay.events()
+    let running = Task { try await relay.run() }
+    try await withTimeout {
+        for await event in events {
+            if case .listening = event { return }
+        }
+    }
+    return running
+}
+
+/// Stops a relay started with ``start(_:)`` and waits for it.
+func stop(_ running: Task<Void, any Error>) async throws {
+    running.cancel()
+    try await withTimeout { _ = try? await running.value }
+}
+
+struct TimedOut: Error {}
+
+/// Fails the test loudly instead of hanging when `operation` does not finish in time.
+@discardableResult
+func withTimeout<T: Sendable>(
+    _ limit: Duration = .seconds(30),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let result = try await group.next(), let value = result else {
+            Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
+            throw TimedOut()
+        }
+        return value
+    }
+}
+
+/// Waits until `condition` holds, checking as the relay works; fails loudly after `limit`.
+func eventually(
+    _ limit: Duration = .seconds(30),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: @escaping @Sendable () async throws -> Bool
+) async throws {
+    try await withTimeout(limit, sourceLocation: sourceLocation) {
+        while try await !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
+/// Collects the first `count` elements of a stream, with a loud timeout.
+func first<Element: Sendable>(
+    _ count: Int,
+    of stream: AsyncStream<Element>,
+    within limit: Duration = .seconds(60),
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> [Element] {
+    try await withTimeout(limit, sourceLocation: sourceLocation) {
+        var collected: [Element] = []
+        for await element in stream {
+            collected.append(element)
+            if collected.count == count { break }
+        }
+        return collected
+    }
+}
+
+/// The lines a child process writes, as they come.
+func lines(of pipe: Pipe) -> AsyncStream<String> {
+    let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+    let pending = Locked(Data())
+    pipe.fileHandleForReading.readabilityHandler = { handle in
+        let data = handle.availableData
+        if data.isEmpty {
+            handle.readabilityHandler = nil
+            continuation.finish()
+            return
+        }
+        let complete: [String] = pending.withLock { buffer in
+            buffer.append(data)
+            var found: [String] = []
+            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                buffer.removeSubrange(buffer.startIndex...newline)
+            }
+            return found
+        }
+        for line in complete { continuation.yield(line) }
+    }
+    return lines
+}

@@ -1,0 +1,57 @@
+import AsyncMail
+import AsyncMailPostgres
+import Testing
+
+@Suite("Configuration is validated before anything touches the database")
+struct ValidationTests {
+    @Test(
+        "channel names PostgreSQL would truncate, fold or reject are thrown out",
+        arguments: ["", String(repeating: "a", count: 64), "Chat", "1room", "a-b", "room one", "café"]
+    )
+    func invalidChannelNames(_ name: String) {
+        #expect(throws: RelayConfigurationError.self) { try RelayChannel(name) }
+    }
+
+    @Test("valid channel names", arguments: ["chat", "_x", "room_1", String(repeating: "a", count: 63)])
+    func validChannelNames(_ name: String) throws {
+        #expect(try RelayChannel(name).name == name)
+    }
+
+    @Test("the reason is in the error")
+    func reasonIsGiven() {
+        #expect(
+            throws: RelayConfigurationError.invalidChannelName(
+                "Chat",
+                reason: "it must start with a lower-case letter or _"
+            )
+        ) {
+            try RelayChannel("Chat")
+        }
+        let long = String(repeating: "x", count: 70)
+        #expect(
+            throws: RelayConfigurationError.invalidChannelName(long, reason: "it is 70 bytes; PostgreSQL allows 63")
+        ) {
+            try RelayChannel(long)
+        }
+    }
+
+    @Test("wire names are checked, and one name means one type")
+    func wireNames() throws {
+        let relay = try makeRelay(Mailroom(), on: RelayChannel("validation"))
+        #expect(throws: RelayConfigurationError.invalidWireName("has space")) {
+            try relay.register(LocalNote.self, as: "has space")
+        }
+        #expect(throws: RelayConfigurationError.invalidWireName("")) { try relay.register(LocalNote.self, as: "") }
+        // "chat.line" is ChatLine's already.
+        #expect(throws: RelayConfigurationError.self) { try relay.register(LocalNote.self, as: "chat.line") }
+        #expect(throws: RelayConfigurationError.self) { try relay.register(ChatLine.self, as: "chat.line.v2") }
+        try relay.register(ChatLine.self, as: "chat.line")  // the same again is fine
+    }
+
+    @Test("a table name that is not a plain identifier is thrown out")
+    func tableName() throws {
+        #expect(throws: RelayConfigurationError.invalidTableName("relay; drop table x")) {
+            try makeRelay(Mailroom(), on: RelayChannel("validation")) { $0.table = "relay; drop table x" }
+        }
+    }
+}
