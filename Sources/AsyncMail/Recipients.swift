@@ -38,7 +38,11 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         }
         if let _taps {
             var uncounted = Receipt()
-            Self.yield(PostedMail(mail: mail, mailType: M.self, sender: sender, isLastInPost: isLastInPost), to: _taps, into: &uncounted)
+            Self.yield(
+                PostedMail(mail: mail, mailType: M.self, sender: sender, isLastInPost: isLastInPost),
+                to: _taps,
+                into: &uncounted
+            )
         }
         return receipt
     }
