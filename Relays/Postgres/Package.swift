@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "AsyncMailPostgres", targets: ["AsyncMailPostgres"]),
         // Two processes exchanging mail through PostgreSQL: `swift run --package-path Relays/Postgres RelayPeer`.
         .executable(name: "RelayPeer", targets: ["RelayPeer"]),
+        // The relay against bare postgres-nio NOTIFY/LISTEN, in one run: `swift run -c release ... RelayBench`.
+        .executable(name: "RelayBench", targets: ["RelayBench"]),
     ],
     dependencies: [
         .package(path: "../.."),
@@ -36,6 +38,15 @@ let package = Package(
             dependencies: [
                 "AsyncMailPostgres",
                 .product(name: "AsyncMail", package: root),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "RelayBench",
+            dependencies: [
+                "AsyncMailPostgres",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,6 +1,7 @@
 import AsyncMail
 import Logging
 import PostgresNIO
+import Synchronization
 
 extension PostgresRelay {
     /// The listening connection's life, over and over until cancelled: connect, `LISTEN`, catch
@@ -38,26 +39,32 @@ extension PostgresRelay {
         if durable { try await catchUp(on: connection) }
         report(.listening) { _ in }
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for try await notification in notifications {
-                    if durable {
-                        wake.yield()  // a wake-up: the rows are in the table
-                    } else {
-                        await self.receive(notification.payload)
+        // Closing a connection that stopped answering fails everything on it; this keeps the cause.
+        let unanswered = Unanswered()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await notification in notifications {
+                        if durable {
+                            wake.yield()  // a wake-up: the rows are in the table
+                        } else {
+                            await self.receive(notification.payload)
+                        }
+                    }
+                    throw ListenerEnded()
+                }
+                group.addTask { try await self.checkHealth(of: connection, waking: wake, unanswered: unanswered) }
+                if durable {
+                    group.addTask {
+                        for await _ in wakes { try await self.catchUp(on: connection) }
                     }
                 }
-                throw ListenerEnded()
+                // The first to end, by failing, ends the connection; the others are cancelled.
+                _ = try await group.next()
+                group.cancelAll()
             }
-            group.addTask { try await self.checkHealth(of: connection, waking: wake) }
-            if durable {
-                group.addTask {
-                    for await _ in wakes { try await self.catchUp(on: connection) }
-                }
-            }
-            // The first to end, by failing, ends the connection; the others are cancelled.
-            _ = try await group.next()
-            group.cancelAll()
+        } catch  where unanswered.happened {
+            throw HeartbeatTimedOut(limit: configuration.heartbeatInterval * 3)
         }
     }
 
@@ -66,12 +73,13 @@ extension PostgresRelay {
     /// missed, and now and then the retention clean-up.
     private func checkHealth(
         of connection: PostgresConnection,
-        waking wake: AsyncStream<Void>.Continuation
+        waking wake: AsyncStream<Void>.Continuation,
+        unanswered: Unanswered
     ) async throws {
         var beats = 0
         while true {
             try await Task.sleep(for: configuration.heartbeatInterval)
-            try await withDeadline(configuration.heartbeatInterval * 3, closing: connection) {
+            try await withDeadline(configuration.heartbeatInterval * 3, closing: connection, marking: unanswered) {
                 try await connection.query("SELECT 1", logger: self.logger)
             }
             wake.yield()
@@ -94,6 +102,7 @@ extension PostgresRelay {
     private func withDeadline(
         _ limit: Duration,
         closing connection: PostgresConnection,
+        marking unanswered: Unanswered,
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -108,6 +117,7 @@ extension PostgresRelay {
             let finishedInTime = try await group.next() ?? false
             group.cancelAll()
             if !finishedInTime {
+                unanswered.mark()
                 try? await connection.close()
                 throw HeartbeatTimedOut(limit: limit)
             }
@@ -177,6 +187,18 @@ extension PostgresRelay {
         if missing > 0 {
             report(.gap(origin: origin, missing: missing)) { $0.missing += missing }
         }
+    }
+}
+
+/// Whether a heartbeat went unanswered, so that the errors closing that connection causes are
+/// reported as what they are: a connection that stopped answering.
+final class Unanswered: Sendable {
+    private let flag = Atomic(false)
+
+    var happened: Bool { flag.load(ordering: .sequentiallyConsistent) }
+
+    func mark() {
+        flag.store(true, ordering: .sequentiallyConsistent)
     }
 }
 

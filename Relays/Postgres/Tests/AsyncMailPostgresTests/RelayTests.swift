@@ -411,6 +411,55 @@ struct RelayTests {
         try await stop(receiving)
     }
 
+    @Test(
+        "a half-open listening connection is detected by the heartbeat and replaced",
+        .enabled(if: Database.control != nil, "stops a server process: needs the tests' own cluster"),
+        .timeLimit(.minutes(1))
+    )
+    func halfOpen() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let receivingRelay = try makeRelay(there, on: channel)
+        let events = EventLog(receivingRelay)
+        let receiving = try await start(receivingRelay)
+        let sending = try await start(makeRelay(here, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        // The listener's server process stops answering without closing anything: from the
+        // relay's side, exactly a half-open connection.
+        let pids = try await Database.pids(named: receivingRelay.applicationName)
+        #expect(pids.count == 1)
+        for pid in pids { kill(pid_t(pid), SIGSTOP) }
+        defer { for pid in pids { kill(pid_t(pid), SIGCONT) } }
+        await here.post(ChatLine(text: "while it hung"))
+        try await eventually {
+            events.count { $0 == .listening } >= 2
+                && events.count { if case .disconnected = $0 { true } else { false } } >= 1
+        }
+        #expect(try await first(1, of: lines).map(\.text) == ["while it hung"])
+        #expect(events.all.contains { "\($0)".contains("no answer to a heartbeat") })
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("durable: rows older than the retention are deleted, younger ones kept")
+    func retention() async throws {
+        let channel = try freshChannel()
+        let relay = try makeRelay(Mailroom(), on: channel, mode: .durable(retention: .seconds(3600)))
+        // The table exists once a relay has started; then age one row by two hours.
+        let running = try await start(relay)
+        for text in ["old", "young"] {
+            try await Database.execute(
+                "INSERT INTO asyncmail_relay (channel, payload) VALUES (\(channel.name), \(text))"
+            )
+        }
+        try await Database.execute(
+            "UPDATE asyncmail_relay SET created_at = now() - interval '2 hours' WHERE channel = \(channel.name) AND payload = 'old'"
+        )
+        // The listener's first heartbeat cleans up.
+        try await eventually { try await Database.payloads(on: channel) == ["young"] }
+        try await stop(running)
+    }
+
     // MARK: Lifecycle
 
     @Test("cancellation leaves no backend behind")

@@ -66,6 +66,32 @@ enum Database {
         return Int(count)
     }
 
+    /// The server processes that serve connections named `applicationName`.
+    static func pids(named applicationName: String) async throws -> [Int32] {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 97, logger: logger)
+        defer { Task { try? await connection.close() } }
+        let rows = try await connection.query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = \(applicationName)",
+            logger: logger
+        )
+        var pids: [Int32] = []
+        for try await pid in rows.decode(Int32.self) { pids.append(pid) }
+        return pids
+    }
+
+    /// The payloads the durable table holds for `channel`, oldest first.
+    static func payloads(on channel: RelayChannel) async throws -> [String] {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 96, logger: logger)
+        defer { Task { try? await connection.close() } }
+        let rows = try await connection.query(
+            "SELECT payload FROM asyncmail_relay WHERE channel = \(channel.name) ORDER BY id",
+            logger: logger
+        )
+        var payloads: [String] = []
+        for try await payload in rows.decode(String.self) { payloads.append(payload) }
+        return payloads
+    }
+
     /// Closes the server side of every connection named `applicationName`.
     static func terminate(_ applicationName: String) async throws {
         try await execute(

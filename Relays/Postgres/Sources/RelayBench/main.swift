@@ -1,0 +1,217 @@
+// The relay against the engine's own ceiling, in one run, on loopback:
+//
+//   eval "$(Scripts/postgres.sh start)"
+//   swift run -c release --package-path Relays/Postgres RelayBench
+//
+// - bare: postgres-nio alone, pg_notify on one connection and LISTEN on another; one at a time
+//   (a round trip per mail), and batched (unnest of 100 payloads per statement);
+// - relay: a mailroom's posts, relayed to a second mailroom, durable and ephemeral, with 100-byte
+//   and 4 KB mails, as fast as they can be posted: mails/s until the last one is received;
+// - latency: posts paced at 1,000 and 5,000 mails/s, the time from post to receipt, p50 and p99.
+// Results are printed as "name: value | note" lines; figures belong in Benchmarks/README.md.
+import AsyncMail
+import AsyncMailPostgres
+import Foundation
+import Logging
+import PostgresNIO
+
+struct Payload: Mail, Codable {
+    let sent: UInt64  // DispatchTime nanoseconds: both relays run in this process
+    let body: String
+}
+
+/// Where to connect and how quietly, shared by every measurement.
+enum Bench {
+    static let environment = ProcessInfo.processInfo.environment
+    static let configuration = PostgresConnection.Configuration(
+        host: environment["PGHOST"] ?? "127.0.0.1",
+        port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
+        username: environment["PGUSER"] ?? "postgres",
+        password: environment["PGPASSWORD"],
+        database: environment["PGDATABASE"],
+        tls: .disable
+    )
+    static let logger: Logger = {
+        var logger = Logger(label: "RelayBench")
+        logger.logLevel = .critical
+        return logger
+    }()
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+func report(_ name: String, _ value: String, _ note: String = "") {
+    print("\(name): \(value)" + (note.isEmpty ? "" : " | \(note)"))
+}
+
+func rate(_ count: Int, since start: UInt64) -> Double {
+    Double(count) / (Double(now() - start) / 1e9)
+}
+
+// MARK: The engine alone
+
+/// pg_notify → LISTEN with postgres-nio alone: `count` payloads, `batch` per statement; each
+/// statement waits for its payloads to arrive before the next, so batch 1 is a round trip per mail.
+func bare(count: Int, batch: Int, bytes: Int) async throws -> Double {
+    let channel = "bench_bare_\(UInt32.random(in: 0...UInt32.max))"
+    let listener = try await PostgresConnection.connect(configuration: Bench.configuration, id: 1, logger: Bench.logger)
+    let sender = try await PostgresConnection.connect(configuration: Bench.configuration, id: 2, logger: Bench.logger)
+    let body = String(repeating: "x", count: bytes)
+    let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+    let listening = Task {
+        try await listener.listen(on: channel) { notifications in
+            arrived.yield()  // LISTEN is in place
+            for try await _ in notifications { arrived.yield() }
+        }
+    }
+    var iterator = arrivals.makeAsyncIterator()
+    _ = await iterator.next()
+    let payloads = Array(repeating: body, count: batch)
+    let start = now()
+    for _ in 0..<(count / batch) {
+        try await sender.query(
+            "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p",
+            logger: Bench.logger
+        )
+        for _ in 0..<batch { _ = await iterator.next() }
+    }
+    let result = rate(count, since: start)
+    listening.cancel()
+    try? await listener.close()
+    try? await sender.close()
+    return result
+}
+
+/// The same pipeline with the sender never waiting: statements of `batch` back to back, and the
+/// clock stops at the last arrival. The ceiling the relay's throughput is measured against.
+func barePipelined(count: Int, batch: Int, bytes: Int) async throws -> Double {
+    let channel = "bench_pipe_\(UInt32.random(in: 0...UInt32.max))"
+    let listener = try await PostgresConnection.connect(configuration: Bench.configuration, id: 1, logger: Bench.logger)
+    let sender = try await PostgresConnection.connect(configuration: Bench.configuration, id: 2, logger: Bench.logger)
+    let body = String(repeating: "x", count: bytes)
+    let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+    let listening = Task {
+        try await listener.listen(on: channel) { notifications in
+            arrived.yield()
+            for try await _ in notifications { arrived.yield() }
+        }
+    }
+    var iterator = arrivals.makeAsyncIterator()
+    _ = await iterator.next()
+    let payloads = Array(repeating: body, count: batch)
+    let start = now()
+    let sending = Task {
+        for _ in 0..<(count / batch) {
+            try await sender.query(
+                "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p",
+                logger: Bench.logger
+            )
+        }
+    }
+    for _ in 0..<count { _ = await iterator.next() }
+    let result = rate(count, since: start)
+    try await sending.value
+    listening.cancel()
+    try? await listener.close()
+    try? await sender.close()
+    return result
+}
+
+// MARK: The relay
+
+/// Two mailrooms, each with a relay on one fresh channel; `body` runs with the sending mailroom
+/// and the receiving subscription.
+func withRelays<T>(
+    mode: PostgresRelay.Mode,
+    _ body: (Mailroom, AsyncStream<Payload>) async throws -> T
+) async throws -> T {
+    let channel = try RelayChannel("bench_relay_\(UInt32.random(in: 0...UInt32.max))")
+    let (here, there) = (Mailroom(), Mailroom())
+    var relays: [PostgresRelay] = []
+    var running: [Task<Void, any Error>] = []
+    for mailroom in [here, there] {
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: Bench.configuration,
+            configuration: .init(channel: channel, mode: mode, outboundQueueLimit: 1_000_000),
+            logger: Bench.logger
+        )
+        try relay.register(Payload.self, as: "bench.payload")
+        let events = relay.events()
+        running.append(Task { try await relay.run() })
+        for await event in events where event == .listening { break }
+        relays.append(relay)
+    }
+    let received = await there.subscribe(to: Payload.self)
+    let result = try await body(here, received)
+    for task in running { task.cancel() }
+    for task in running { _ = try? await task.value }
+    return result
+}
+
+/// Posts `count` mails of `bytes` as fast as posting goes; mails/s until the last is received.
+func relayThroughput(mode: PostgresRelay.Mode, count: Int, bytes: Int) async throws -> Double {
+    try await withRelays(mode: mode) { here, received in
+        let body = String(repeating: "y", count: bytes)
+        let start = now()
+        let posting = Task {
+            for _ in 0..<count {
+                await here.post(Payload(sent: 0, body: body))
+                await Task.yield()
+            }
+        }
+        var heard = 0
+        for await _ in received {
+            heard += 1
+            if heard == count { break }
+        }
+        await posting.value
+        return rate(count, since: start)
+    }
+}
+
+/// Posts `count` mails of 100 bytes at `perSecond`; post-to-receipt latency, p50 and p99 in ms.
+func relayLatency(mode: PostgresRelay.Mode, perSecond: Int, count: Int) async throws -> (Double, Double) {
+    try await withRelays(mode: mode) { here, received in
+        let body = String(repeating: "z", count: 100)
+        let clock = ContinuousClock()
+        let posting = Task {
+            let start = clock.now
+            for number in 0..<count {
+                try await clock.sleep(until: start + .nanoseconds(Int64(number) * 1_000_000_000 / Int64(perSecond)))
+                await here.post(Payload(sent: now(), body: body))
+            }
+        }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(count)
+        for await payload in received {
+            latencies.append(Double(now() - payload.sent) / 1e6)
+            if latencies.count == count { break }
+        }
+        try await posting.value
+        latencies.sort()
+        return (latencies[count / 2], latencies[count * 99 / 100])
+    }
+}
+
+let count = Bench.environment["BENCH_COUNT"].flatMap(Int.init) ?? 20_000
+for bytes in [100, 4_000] {
+    let single = try await bare(count: 2_000, batch: 1, bytes: bytes)
+    report("bare round trip, one at a time, \(bytes) B", String(format: "%.0f mails/s", single))
+    let batched = try await barePipelined(count: count, batch: 100, bytes: bytes)
+    report("bare NOTIFY, batches of 100, pipelined, \(bytes) B", String(format: "%.0f mails/s", batched), "the ceiling")
+    for (name, mode) in [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())] {
+        let relayed = try await relayThroughput(mode: mode, count: count, bytes: bytes)
+        report(
+            "relay \(name), \(bytes) B",
+            String(format: "%.0f mails/s", relayed),
+            String(format: "%.2fx the ceiling (target >= 0.5x)", relayed / batched)
+        )
+    }
+}
+for perSecond in [1_000, 5_000] {
+    for (name, mode) in [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())] {
+        let (p50, p99) = try await relayLatency(mode: mode, perSecond: perSecond, count: perSecond * 3)
+        report("relay \(name) latency at \(perSecond)/s", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99))
+    }
+}
