@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(path: "../.."),
         .package(path: "../../ServiceLifecycle"),
+        .package(path: "../../Relays/Postgres"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -24,6 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailServiceLifecycle", package: "servicelifecycle"),
+                .product(name: "AsyncMailPostgres", package: "postgres"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -21,8 +21,14 @@ struct ChatServer {
 
         let mailroom = Mailroom()
         let app = makeApplication(mailroom: mailroom, port: port, slowLimit: slowLimit, logger: logger)
+        var services: [any Service] = [app]
+        // With CHAT_RELAY=postgres, rooms are shared with every instance on the same database.
+        // It shuts down after the mailroom has closed, and publishes what was posted before.
+        if let relay = try makeRelay(for: mailroom, environment: environment, logger: logger) {
+            services.append(relay)
+        }
         var configuration = ServiceGroupConfiguration(
-            services: [app, MailroomService(mailroom)],  // the mailroom closes first
+            services: services + [MailroomService(mailroom)],  // the mailroom closes first
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -5,17 +5,16 @@ import Synchronization
 
 extension PostgresRelay {
     /// The listening connection's life, over and over until cancelled: connect, `LISTEN`, catch
-    /// up (durable), then take mail as it is announced while a heartbeat checks the connection.
+    /// up (durable), then take mail as it is announced, while a heartbeat checks the connection
+    /// from the moment it is open, so that no step can hang on a connection that stopped answering.
     func listen() async {
         var attempt = 0
         while !Task.isCancelled {
             do {
                 let connection = try await connect()
+                attempt = 0
                 do {
-                    try await connection.listen(on: configuration.channel.name) { notifications in
-                        attempt = 0
-                        try await serve(notifications, on: connection)
-                    }
+                    try await watch(connection)
                 } catch {
                     try? await connection.close()
                     throw error
@@ -30,41 +29,59 @@ extension PostgresRelay {
         }
     }
 
-    /// Serves one listening connection until it fails or the task is cancelled.
-    private func serve(_ notifications: PostgresNotificationSequence, on connection: PostgresConnection) async throws {
-        let durable: Bool
-        if case .durable = configuration.mode { durable = true } else { durable = false }
-        // LISTEN is in place: whatever is committed from here on is announced, so catching up now
-        // leaves no window in which a row could be missed.
-        if durable { try await catchUp(on: connection) }
-        report(.listening) { _ in }
+    /// Listens on one connection, with its heartbeat beside it, until either fails.
+    private func watch(_ connection: PostgresConnection) async throws {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // Closing a connection that stopped answering fails everything on it; this keeps the cause.
         let unanswered = Unanswered()
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for try await notification in notifications {
-                        if durable {
-                            wake.yield()  // a wake-up: the rows are in the table
-                        } else {
-                            await self.receive(notification.payload)
-                        }
+                    try await connection.listen(on: self.configuration.channel.name) { notifications in
+                        try await self.serve(notifications, on: connection, wakes: wakes, wake: wake)
                     }
-                    throw ListenerEnded()
                 }
                 group.addTask { try await self.checkHealth(of: connection, waking: wake, unanswered: unanswered) }
-                if durable {
-                    group.addTask {
-                        for await _ in wakes { try await self.catchUp(on: connection) }
-                    }
-                }
-                // The first to end, by failing, ends the connection; the others are cancelled.
+                // The first to end, by failing, ends the connection; the other is cancelled.
                 _ = try await group.next()
                 group.cancelAll()
             }
         } catch  where unanswered.happened {
             throw HeartbeatTimedOut(limit: configuration.heartbeatInterval * 3)
+        }
+    }
+
+    /// Serves one listening connection until it fails or the task is cancelled.
+    private func serve(
+        _ notifications: PostgresNotificationSequence,
+        on connection: PostgresConnection,
+        wakes: AsyncStream<Void>,
+        wake: AsyncStream<Void>.Continuation
+    ) async throws {
+        let durable: Bool
+        if case .durable = configuration.mode { durable = true } else { durable = false }
+        // LISTEN is in place: whatever is committed from here on is announced, so catching up now
+        // leaves no window in which a row could be missed.
+        if durable { try await catchUp(on: connection) }
+        report(.listening) { _ in }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for try await notification in notifications {
+                    if durable {
+                        wake.yield()  // a wake-up: the rows are in the table
+                    } else {
+                        await self.receive(notification.payload)
+                    }
+                }
+                throw ListenerEnded()
+            }
+            if durable {
+                group.addTask {
+                    for await _ in wakes { try await self.catchUp(on: connection) }
+                }
+            }
+            _ = try await group.next()
+            group.cancelAll()
         }
     }
 
@@ -99,7 +116,7 @@ extension PostgresRelay {
     }
 
     /// Runs `body`; if it has not finished within `limit`, closes `connection`, which fails it.
-    private func withDeadline(
+    func withDeadline(
         _ limit: Duration,
         closing connection: PostgresConnection,
         marking unanswered: Unanswered,

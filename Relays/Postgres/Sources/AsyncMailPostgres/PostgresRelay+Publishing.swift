@@ -18,7 +18,13 @@ extension PostgresRelay {
                     if connection == nil || connection?.isClosed == true {
                         connection = try await connect()
                     }
-                    try await send(unsent, on: connection!)
+                    // A connection that dies mid-statement is not always failed at once: bounded,
+                    // a stuck attempt is closed and retried like any other failure.
+                    let sending = unsent
+                    let open = connection!
+                    try await withDeadline(publishDeadline, closing: open, marking: Unanswered()) {
+                        try await self.send(sending, on: open)
+                    }
                     attempt = 0
                     unsent = []
                 } catch {
@@ -37,6 +43,9 @@ extension PostgresRelay {
         }
         try? await connection?.close()
     }
+
+    /// How long one publish attempt may take before its connection is given up.
+    private var publishDeadline: Duration { max(configuration.heartbeatInterval * 10, .seconds(5)) }
 
     private static func mailCount(of items: [OutboundQueue.Item]) -> Int {
         items.reduce(0) { count, item in

@@ -1,0 +1,29 @@
+import AsyncMail
+import AsyncMailPostgres
+import Hummingbird
+import Logging
+
+extension ChatServer {
+    /// A relay that shares rooms with every chat server on the same PostgreSQL channel, when
+    /// `CHAT_RELAY=postgres`; it reaches the database through PGHOST, PGPORT, PGUSER, PGPASSWORD
+    /// and PGDATABASE, and uses the channel CHAT_RELAY_CHANNEL (default `chat`).
+    static func makeRelay(for mailroom: Mailroom, environment: Environment, logger: Logger) throws -> PostgresRelay? {
+        guard environment.get("CHAT_RELAY") == "postgres" else { return nil }
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: .init(
+                host: environment.get("PGHOST") ?? "127.0.0.1",
+                port: environment.get("PGPORT").flatMap(Int.init) ?? 5432,
+                username: environment.get("PGUSER") ?? "postgres",
+                password: environment.get("PGPASSWORD"),
+                database: environment.get("PGDATABASE"),
+                tls: .disable
+            ),
+            configuration: .init(channel: try RelayChannel(environment.get("CHAT_RELAY_CHANNEL") ?? "chat")),
+            logger: logger
+        )
+        try relay.register(ChatLine.self, as: "chat.line")
+        try relay.register(sender: RoomID.self, as: "chat.room")
+        return relay
+    }
+}
