@@ -251,9 +251,29 @@ public final class PostgresRelay: Service, Sendable {
 
     // MARK: Connections
 
-    /// Opens a connection of this relay's own.
+    /// Opens a connection of this relay's own, or fails after ten heartbeats (at least 5 s): a
+    /// server that is starting up can accept the socket and then never finish the handshake.
     func connect() async throws -> PostgresConnection {
-        try await PostgresConnection.connect(configuration: connectionConfiguration, id: 0, logger: logger)
+        let limit = max(configuration.heartbeatInterval * 10, .seconds(5))
+        return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
+            group.addTask {
+                try await PostgresConnection.connect(
+                    configuration: self.connectionConfiguration,
+                    id: 0,
+                    logger: self.logger
+                )
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            // A connection that completed after all is closed, not leaked.
+            while let late = try? await group.next() { try? await late?.close() }
+            guard let first else { throw ConnectTimedOut(limit: limit) }
+            return first
+        }
     }
 
     /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
@@ -325,6 +345,12 @@ public final class PostgresRelay: Service, Sendable {
             }
         }
     }
+}
+
+/// Opening a connection took longer than the relay allows.
+struct ConnectTimedOut: Error, CustomStringConvertible {
+    let limit: Duration
+    var description: String { "no connection within \(limit)" }
 }
 
 /// Marks posts a relay makes into its own mailroom, so that its tap leaves them out.
