@@ -196,9 +196,11 @@ async def sigterm(server):
     assert code == 0, f"exit code {code}"
     assert elapsed < 4, f"took {elapsed:.1f} s: only the group's 5 s limit ended it"
     await asyncio.wait_for(listener.wait_closed(), timeout=5)
-    assert listener.close_code == 1001, f"the listener was closed with {listener.close_code}"
+    # An orderly close: 1001 from the chat server once the mailroom closes, or 1000 when
+    # Hummingbird's own graceful shutdown of the connection gets there first (a race between the two).
+    assert listener.close_code in (1000, 1001), f"the listener was closed with {listener.close_code}"
     stalled.transport.abort()
-    print(f"sigterm: exited with 0 in {elapsed:.2f} s with a stalled client; others closed with 1001")
+    print(f"sigterm: exited with 0 in {elapsed:.2f} s with a stalled client; others closed with {listener.close_code}")
 
 
 async def relay(server):
