@@ -311,35 +311,17 @@ struct RelayTests {
     }
 
     private func terminatedListener(mode: PostgresRelay.Mode) async throws {
-        let channel = try freshChannel("terminated\(mode == .ephemeral ? "e" : "d")")
-        let (here, there) = (Mailroom(), Mailroom())
-        let receivingRelay = try makeRelay(there, on: channel, mode: mode)
-        let events = EventLog(receivingRelay)
-        let sending = try await start(makeRelay(here, on: channel, mode: mode))
-        let receiving = try await start(receivingRelay)
-        let lines = await there.subscribe(to: ChatLine.self)
-        let total = 3_000
-        try await postPaced(total, to: here, perSecond: 1_000) { number in
-            if number == 1_000 { try await Database.terminate(receivingRelay.applicationName) }
-        }
-        switch mode {
-        case .durable:
-            let heard = try await first(total, of: lines).map(\.text)
-            #expect(heard == (0..<total).map { "\($0)" })
-        case .ephemeral:
-            // Every mail is either heard or counted missing, once the last heartbeat is in.
-            let heard = Locked(0)
-            let counting = Task { for await _ in lines { heard.withLock { $0 += 1 } } }
-            try await eventually { heard.withLock { $0 } + receivingRelay.counters.missing == total }
-            counting.cancel()
+        let (receivingRelay, events) = try await streamThroughFault(
+            mode: mode,
+            named: "terminated\(mode == .ephemeral ? "e" : "d")"
+        ) { receivingRelay in try await Database.terminate(receivingRelay.applicationName) }
+        if mode == .ephemeral {
             #expect(
                 receivingRelay.counters.missing > 0,
                 "terminating the listener lost nothing; the test proved nothing"
             )
         }
         #expect(events.count { if case .disconnected = $0 { true } else { false } } >= 1)
-        try await stop(sending)
-        try await stop(receiving)
     }
 
     @Test(
@@ -361,30 +343,50 @@ struct RelayTests {
     }
 
     private func restart(mode: PostgresRelay.Mode) async throws {
-        let channel = try freshChannel("restart\(mode == .ephemeral ? "e" : "d")")
+        // A fast restart may fall between two publishes and lose nothing; what is lost must be counted.
+        _ = try await streamThroughFault(
+            mode: mode,
+            named: "restart\(mode == .ephemeral ? "e" : "d")",
+            hearingWithin: .seconds(90),
+            accountingWithin: .seconds(60)
+        ) { _ in try await Database.control("restart") }
+    }
+
+    /// Posts 3,000 numbered lines at 1,000/s from one relay to another, runs `fault` at line 1,000,
+    /// and checks the mode's promise: durable hears every line in order; ephemeral hears or counts
+    /// missing every line. Returns the receiving relay and its events for the caller's own checks.
+    private func streamThroughFault(
+        mode: PostgresRelay.Mode,
+        named name: String,
+        hearingWithin hearingLimit: Duration = .seconds(60),
+        accountingWithin accountingLimit: Duration = .seconds(30),
+        fault: @escaping @Sendable (PostgresRelay) async throws -> Void
+    ) async throws -> (PostgresRelay, EventLog) {
+        let channel = try freshChannel(name)
         let (here, there) = (Mailroom(), Mailroom())
-        let sendingRelay = try makeRelay(here, on: channel, mode: mode)
         let receivingRelay = try makeRelay(there, on: channel, mode: mode)
-        let sending = try await start(sendingRelay)
+        let events = EventLog(receivingRelay)
+        let sending = try await start(makeRelay(here, on: channel, mode: mode))
         let receiving = try await start(receivingRelay)
         let lines = await there.subscribe(to: ChatLine.self)
         let total = 3_000
         try await postPaced(total, to: here, perSecond: 1_000) { number in
-            if number == 1_000 { try await Database.control("restart") }
+            if number == 1_000 { try await fault(receivingRelay) }
         }
         switch mode {
         case .durable:
-            let heard = try await first(total, of: lines, within: .seconds(90)).map(\.text)
+            let heard = try await first(total, of: lines, within: hearingLimit).map(\.text)
             #expect(heard == (0..<total).map { "\($0)" })
         case .ephemeral:
+            // Every mail is either heard or counted missing, once the last heartbeat is in.
             let heard = Locked(0)
             let counting = Task { for await _ in lines { heard.withLock { $0 += 1 } } }
-            // A fast restart may fall between two publishes and lose nothing; what is lost must be counted.
-            try await eventually(.seconds(60)) { heard.withLock { $0 } + receivingRelay.counters.missing == total }
+            try await eventually(accountingLimit) { heard.withLock { $0 } + receivingRelay.counters.missing == total }
             counting.cancel()
         }
         try await stop(sending)
         try await stop(receiving)
+        return (receivingRelay, events)
     }
 
     @Test(
