@@ -22,7 +22,7 @@ extension PostgresRelay {
                 try? await connection.close()
             } catch {
                 guard !Task.isCancelled else { return }
-                report(.disconnected(reason: String(describing: error))) { $0.disconnects += 1 }
+                report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
                 attempt += 1
                 guard await backoff(attempt: attempt) else { return }
             }

@@ -31,7 +31,7 @@ extension PostgresRelay {
                     try? await connection?.close()
                     connection = nil
                     let mails = Self.mailCount(of: unsent)
-                    report(.publishFailed(reason: String(describing: error), mails: mails)) { $0.publishFailures += 1 }
+                    report(.publishFailed(reason: Self.reason(error), mails: mails)) { $0.publishFailures += 1 }
                     if case .ephemeral = configuration.mode { unsent = [] }
                     attempt += 1
                     guard !Task.isCancelled, await backoff(attempt: attempt) else {
@@ -121,15 +121,15 @@ extension PostgresRelay {
     /// Splits a post into pieces whose payloads fit one notification (each mail already does).
     private static func chunks(of post: OutboundPost) -> [OutboundPost] {
         var chunks: [OutboundPost] = []
-        var current = OutboundPost(type: post.type, senderType: post.senderType, sender: post.sender, mails: [])
+        var current = post.emptied()
         var size = post.overheadBytes
         for mail in post.mails {
             if !current.mails.isEmpty, size + mail.count + 1 > notifyLimit {
                 chunks.append(current)
-                current.mails = []
+                current = post.emptied()
                 size = post.overheadBytes
             }
-            current.mails.append(mail)
+            current.append(mail)
             size += mail.count + 1
         }
         if !current.mails.isEmpty { chunks.append(current) }

@@ -20,7 +20,8 @@ import Synchronization
 ///   again, and a process never receives its own mail back.
 /// - Order: each origin's mail arrives everywhere in the order it was posted, and every receiver
 ///   sees remote mail in one order, the database's commit order. A `post(contentsOf:)` batch
-///   arrives as one batch.
+///   arrives as one batch; so do posts of one type from one sender that waited together for the
+///   publisher, which keeps their order and saves one write each.
 /// - Modes: ``Mode/durable(retention:)`` loses nothing across reconnects and restarts;
 ///   ``Mode/ephemeral`` is at most once, with every loss reported. See *Across Processes and Machines*.
 /// - Lifecycle: a swift-service-lifecycle `Service`. ``run()`` runs until cancelled or gracefully
@@ -188,15 +189,16 @@ public final class PostgresRelay: Service, Sendable {
         case .ephemeral: limit = Self.notifyLimit
         }
         var pending: OutboundPost?
+        let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
         for await posted in tap {
             do {
-                if let (encoded, bytes) = try registry.encode(posted) {
+                if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
                     if bytes + encoded.overheadBytes > limit {
                         report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize += 1 }
                     } else if pending == nil {
                         pending = encoded
                     } else {
-                        pending?.mails.append(contentsOf: encoded.mails)
+                        pending?.append(encoded)
                     }
                 }
             } catch {
@@ -204,7 +206,9 @@ public final class PostgresRelay: Service, Sendable {
             }
             if posted.isLastInPost, let post = pending {
                 pending = nil
-                if !queue.append(.post(post)) {
+                if queue.append(.post(post)) {
+                    state.withLock { $0.counters.queued += post.mails.count }
+                } else {
                     report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
                 }
             }
@@ -239,6 +243,13 @@ public final class PostgresRelay: Service, Sendable {
         case .disconnected, .publishFailed: logger.error("relay: \(event)")
         }
         for listener in listeners { listener.yield(event) }
+    }
+
+    /// What went wrong, in words an operator can act on: postgres-nio's plain description of an
+    /// error is the same generic sentence for every failure, its reflection has the server's
+    /// message and code (with bound values still redacted).
+    static func reason(_ error: any Error) -> String {
+        String(reflecting: error)
     }
 
     private func finishEvents() {
@@ -302,7 +313,7 @@ public final class PostgresRelay: Service, Sendable {
                 connection = try await connect()
             } catch {
                 try Task.checkCancellation()
-                report(.disconnected(reason: "\(error)")) { $0.disconnects += 1 }
+                report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
                 attempt += 1
                 guard await backoff(attempt: attempt) else { throw CancellationError() }
                 continue
@@ -341,7 +352,7 @@ public final class PostgresRelay: Service, Sendable {
                 return
             } catch {
                 try? await connection.close()
-                throw RelayError.tableSetupFailed(table: table, reason: String(reflecting: error))
+                throw RelayError.tableSetupFailed(table: table, reason: Self.reason(error))
             }
         }
     }

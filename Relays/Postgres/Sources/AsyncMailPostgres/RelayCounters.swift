@@ -1,5 +1,8 @@
 /// Running totals of what a relay did, read with ``PostgresRelay/counters``.
 public struct RelayCounters: Sendable, Hashable {
+    /// Mails taken for publishing; in durable mode, `queued - published` is what waits for the
+    /// database.
+    public var queued = 0
     /// Mails published to the database.
     public var published = 0
     /// Mails received from other processes and posted into the local mailroom.

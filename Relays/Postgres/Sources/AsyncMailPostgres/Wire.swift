@@ -7,7 +7,42 @@ struct OutboundPost: Sendable {
     let type: String
     let senderType: String?
     let sender: Data?
-    var mails: [Data]
+    private(set) var mails: [Data]
+    /// The encoded mails' bytes, added up.
+    private(set) var mailBytes: Int
+
+    init(type: String, senderType: String?, sender: Data?, mails: [Data]) {
+        self.type = type
+        self.senderType = senderType
+        self.sender = sender
+        self.mails = mails
+        self.mailBytes = mails.reduce(0) { $0 + $1.count }
+    }
+
+    /// The same post's header with no mails yet.
+    func emptied() -> OutboundPost {
+        OutboundPost(type: type, senderType: senderType, sender: sender, mails: [])
+    }
+
+    /// Appends the mails of `other`, the next post of the same type from the same sender.
+    mutating func append(_ other: OutboundPost) {
+        mails.append(contentsOf: other.mails)
+        mailBytes += other.mailBytes
+    }
+
+    /// Appends one encoded mail.
+    mutating func append(_ mail: Data) {
+        mails.append(mail)
+        mailBytes += mail.count
+    }
+
+    /// Whether `next` may travel in this post: the same type from the same sender, so that the
+    /// receivers post the two as one batch, in the same order and with nothing in between, and the
+    /// sum stays under `limit` bytes.
+    func canAbsorb(_ next: OutboundPost, upTo limit: Int) -> Bool {
+        type == next.type && senderType == next.senderType && sender == next.sender
+            && mailBytes + next.mailBytes <= limit
+    }
 
     /// The envelope as JSON text. Wire names and origins are validated to need no escaping.
     func payload(origin: String, firstNumber: Int? = nil) -> String {
@@ -110,7 +145,7 @@ extension WireRegistry {
     /// Encodes one tapped post of registered mail, or returns nil when it stays local: its type is
     /// not registered, or its sender is an object (identity means nothing elsewhere) or of a type
     /// that is not registered.
-    func encode(_ posted: PostedMail) throws -> (OutboundPost, bytes: Int)? {
+    func encode(_ posted: PostedMail, with encoder: JSONEncoder) throws -> (OutboundPost, bytes: Int)? {
         guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
         var senderType: String?
         var senderData: Data?
@@ -118,10 +153,10 @@ extension WireRegistry {
             // Objects are never registered (a sender type is `Codable` and `Hashable` by value), so
             // mail from an object or actor stays local here too.
             guard let senderCodec = senderCodec(for: sender) else { return nil }
-            senderData = try senderCodec.encode(sender)
+            senderData = try senderCodec.encode(sender, encoder)
             senderType = senderData == nil ? nil : senderCodec.name  // nil for a sender of `nil`
         }
-        let mail = try mailCodec.encode(posted.mail)
+        let mail = try mailCodec.encode(posted.mail, encoder)
         return (
             OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mails: [mail]), mail.count
         )

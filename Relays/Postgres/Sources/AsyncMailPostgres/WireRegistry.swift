@@ -11,7 +11,8 @@ final class WireRegistry: Sendable {
     struct MailCodec: Sendable {
         let name: String
         let typeName: String
-        let encode: @Sendable (any Mail) throws -> Data
+        /// Encodes one mail with the forwarding loop's encoder.
+        let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
         /// Decodes the `m` array of an envelope into the post that delivers it locally.
         let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
     }
@@ -21,7 +22,7 @@ final class WireRegistry: Sendable {
         let name: String
         let typeName: String
         /// Nil for an `Optional` sender holding `nil`, which AsyncMail treats as no sender.
-        let encode: @Sendable (any Sendable) throws -> Data?
+        let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
         let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Sendable
     }
 
@@ -39,7 +40,7 @@ final class WireRegistry: Sendable {
         let codec = MailCodec(
             name: name,
             typeName: String(reflecting: M.self),
-            encode: { mail in try JSONEncoder().encode(mail as! M) },  // only called for M, by type identity
+            encode: { mail, encoder in try encoder.encode(mail as! M) },  // only called for M, by type identity
             decode: { container in
                 let mails = try container.decode([M].self, forKey: .mails)
                 return InboundPost(count: mails.count) { mailroom, sender in
@@ -71,10 +72,10 @@ final class WireRegistry: Sendable {
         let codec = SenderCodec(
             name: name,
             typeName: String(reflecting: S.self),
-            encode: { sender in
+            encode: { sender, encoder in
                 // Only called for S or S?, by type identity: AsyncMail looks through an Optional.
-                if let sender = sender as? S { return try JSONEncoder().encode(sender) }
-                return try (sender as! S?).map { try JSONEncoder().encode($0) }
+                if let sender = sender as? S { return try encoder.encode(sender) }
+                return try (sender as! S?).map { try encoder.encode($0) }
             },
             decode: { container in try container.decode(S.self, forKey: .sender) }
         )

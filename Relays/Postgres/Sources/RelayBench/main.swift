@@ -33,7 +33,7 @@ enum Bench {
     )
     static let logger: Logger = {
         var logger = Logger(label: "RelayBench")
-        logger.logLevel = .critical
+        logger.logLevel = environment["BENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         return logger
     }()
 }
@@ -211,7 +211,23 @@ func codecMicroseconds(bytes: Int) throws -> Double {
 }
 
 let count = Bench.environment["BENCH_COUNT"].flatMap(Int.init) ?? 20_000
-for bytes in [100, 4_000] {
+// For a profiler: BENCH_ONLY=relay runs only the relay's throughput, BENCH_BYTES=4000 one size,
+// BENCH_MODE=ephemeral one mode.
+let only = Bench.environment["BENCH_ONLY"]
+let sizes = Bench.environment["BENCH_BYTES"].flatMap(Int.init).map { [$0] } ?? [100, 4_000]
+let modes = [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())].filter {
+    Bench.environment["BENCH_MODE"] == nil || Bench.environment["BENCH_MODE"] == $0.0
+}
+if only == "relay" {
+    for bytes in sizes {
+        for (name, mode) in modes {
+            let relayed = try await relayThroughput(mode: mode, count: count, bytes: bytes)
+            report("relay \(name), \(bytes) B", String(format: "%.0f mails/s", relayed))
+        }
+    }
+    exit(0)
+}
+for bytes in sizes {
     let single = try await bare(count: 2_000, batch: 1, bytes: bytes)
     report("bare round trip, one at a time, \(bytes) B", String(format: "%.0f mails/s", single))
     let batched = try await barePipelined(count: count, batch: 100, bytes: bytes)

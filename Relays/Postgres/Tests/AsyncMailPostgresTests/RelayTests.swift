@@ -45,6 +45,44 @@ struct RelayTests {
         try await stop(receiving)
     }
 
+    @Test("posts that wait together, of one type from one sender, travel as one row and arrive in order")
+    func waitingPostsCoalesce() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let sendingRelay = try makeRelay(here, on: channel)
+        let sending = try await start(sendingRelay)
+        let receiving = try await start(makeRelay(there, on: channel))
+        let tap = await there.subscribeToAllMail()
+        // Holding the channel's advisory lock keeps the publisher's first transaction waiting,
+        // so every later post queues behind it.
+        let blocker = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 95,
+            logger: Database.logger
+        )
+        try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
+        let (lobby, kitchen) = (RoomID(name: "lobby"), RoomID(name: "kitchen"))
+        await here.post(ChatLine(text: "first"), from: lobby)
+        try await eventually { try await Database.advisoryLockWaiters() == 1 }
+        for (text, room) in [
+            ("a1", lobby), ("a2", lobby), ("a3", lobby), ("b1", kitchen), ("a4", lobby), ("a5", lobby),
+        ] {
+            await here.post(ChatLine(text: text), from: room)
+        }
+        try await eventually { sendingRelay.counters.queued == 7 }
+        try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
+        try await blocker.close()
+
+        let seen = try await first(7, of: tap)
+        #expect(seen.compactMap { $0.mail(as: ChatLine.self)?.text } == ["first", "a1", "a2", "a3", "b1", "a4", "a5"])
+        #expect(seen.compactMap { $0.sender as? RoomID } == [lobby, lobby, lobby, lobby, kitchen, lobby, lobby])
+        // One batch per run of posts from one sender: first | a1 a2 a3 | b1 | a4 a5.
+        #expect(seen.map(\.isLastInPost) == [true, false, false, true, true, false, true])
+        #expect(try await Database.payloads(on: channel).count == 4)
+        try await stop(sending)
+        try await stop(receiving)
+    }
+
     @Test("object senders and unregistered types stay local")
     func localOnly() async throws {
         let channel = try freshChannel()

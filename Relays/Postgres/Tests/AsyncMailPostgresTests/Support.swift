@@ -79,6 +79,19 @@ enum Database {
         return pids
     }
 
+    /// How many sessions wait for an advisory lock.
+    static func advisoryLockWaiters() async throws -> Int {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 94, logger: logger)
+        defer { Task { try? await connection.close() } }
+        let rows = try await connection.query(
+            "SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+            logger: logger
+        )
+        var count: Int64 = 0
+        for try await value in rows.decode(Int64.self) { count = value }
+        return Int(count)
+    }
+
     /// The payloads the durable table holds for `channel`, oldest first.
     static func payloads(on channel: RelayChannel) async throws -> [String] {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 96, logger: logger)
