@@ -16,10 +16,10 @@ extension PostgresRelay {
                 do {
                     try await watch(connection)
                 } catch {
-                    try? await connection.close()
+                    await close(connection)
                     throw error
                 }
-                try? await connection.close()
+                await close(connection)
             } catch {
                 guard !Task.isCancelled else { return }
                 report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
@@ -47,7 +47,7 @@ extension PostgresRelay {
                 group.cancelAll()
             }
         } catch  where unanswered.happened {
-            throw HeartbeatTimedOut(limit: configuration.heartbeatInterval * 3)
+            throw NoAnswer(to: "a heartbeat", within: configuration.heartbeatInterval * 3)
         }
     }
 
@@ -96,7 +96,12 @@ extension PostgresRelay {
         var beats = 0
         while true {
             try await Task.sleep(for: configuration.heartbeatInterval)
-            try await withDeadline(configuration.heartbeatInterval * 3, closing: connection, marking: unanswered) {
+            try await withDeadline(
+                configuration.heartbeatInterval * 3,
+                for: "a heartbeat",
+                closing: connection,
+                marking: unanswered
+            ) {
                 try await connection.query("SELECT 1", logger: self.logger)
             }
             wake.yield()
@@ -115,30 +120,19 @@ extension PostgresRelay {
         }
     }
 
-    /// Runs `body`; if it has not finished within `limit`, closes `connection`, which fails it.
+    /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes
+    /// `connection` and throws, without waiting for `body` (see ``Deadline``).
     func withDeadline(
         _ limit: Duration,
+        for what: String,
         closing connection: PostgresConnection,
         marking unanswered: Unanswered,
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                try await body()
-                return true
-            }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return false
-            }
-            let finishedInTime = try await group.next() ?? false
-            group.cancelAll()
-            if !finishedInTime {
-                unanswered.mark()
-                try? await connection.close()
-                throw HeartbeatTimedOut(limit: limit)
-            }
-        }
+        guard try await Deadline.run(limit, body) == nil else { return }
+        unanswered.mark()
+        await close(connection)
+        throw NoAnswer(to: what, within: limit)
     }
 
     /// Durable mode: reads every row past the cursor, in id order, and delivers it.
@@ -224,8 +218,15 @@ struct ListenerEnded: Error, CustomStringConvertible {
     var description: String { "the listening connection closed" }
 }
 
-/// The listening connection did not answer a heartbeat in time: probably half-open.
-struct HeartbeatTimedOut: Error, CustomStringConvertible {
+/// A connection did not answer in time: probably half-open, or stuck on a server that went away.
+struct NoAnswer: Error, CustomStringConvertible {
+    let what: String
     let limit: Duration
-    var description: String { "no answer to a heartbeat within \(limit): the connection is treated as lost" }
+
+    init(to what: String, within limit: Duration) {
+        self.what = what
+        self.limit = limit
+    }
+
+    var description: String { "no answer to \(what) within \(limit): the connection is treated as lost" }
 }

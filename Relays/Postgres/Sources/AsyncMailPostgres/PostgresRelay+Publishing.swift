@@ -22,26 +22,26 @@ extension PostgresRelay {
                     // a stuck attempt is closed and retried like any other failure.
                     let sending = unsent
                     let open = connection!
-                    try await withDeadline(publishDeadline, closing: open, marking: Unanswered()) {
+                    try await withDeadline(publishDeadline, for: "a publish", closing: open, marking: Unanswered()) {
                         try await self.send(sending, on: open)
                     }
                     attempt = 0
                     unsent = []
                 } catch {
-                    try? await connection?.close()
+                    await close(connection)
                     connection = nil
                     let mails = Self.mailCount(of: unsent)
                     report(.publishFailed(reason: Self.reason(error), mails: mails)) { $0.publishFailures += 1 }
                     if case .ephemeral = configuration.mode { unsent = [] }
                     attempt += 1
                     guard !Task.isCancelled, await backoff(attempt: attempt) else {
-                        try? await connection?.close()
+                        await close(connection)
                         return
                     }
                 }
             }
         }
-        try? await connection?.close()
+        await close(connection)
     }
 
     /// How long one publish attempt may take before its connection is given up.

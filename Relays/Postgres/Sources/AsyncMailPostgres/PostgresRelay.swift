@@ -266,25 +266,24 @@ public final class PostgresRelay: Service, Sendable {
     /// server that is starting up can accept the socket and then never finish the handshake.
     func connect() async throws -> PostgresConnection {
         let limit = max(configuration.heartbeatInterval * 10, .seconds(5))
-        return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
-            group.addTask {
-                try await PostgresConnection.connect(
-                    configuration: self.connectionConfiguration,
-                    id: 0,
-                    logger: self.logger
-                )
-            }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            // A connection that completed after all is closed, not leaked.
-            while let late = try? await group.next() { try? await late?.close() }
-            guard let first else { throw ConnectTimedOut(limit: limit) }
-            return first
+        let opened = try await Deadline.run(limit) {
+            try await PostgresConnection.connect(
+                configuration: self.connectionConfiguration,
+                id: 0,
+                logger: self.logger
+            )
+        } late: { connection in
+            try? await connection.close()
         }
+        guard let opened else { throw ConnectTimedOut(limit: limit) }
+        return opened
+    }
+
+    /// Closes a connection, waiting a second at most: closing one the server has dropped can
+    /// hang too. Tried even when the caller is cancelled, so that no backend is left behind.
+    func close(_ connection: PostgresConnection?) async {
+        guard let connection else { return }
+        _ = try? await Deadline.run(.seconds(1), cancellable: false) { try await connection.close() }
     }
 
     /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
@@ -348,10 +347,10 @@ public final class PostgresRelay: Service, Sendable {
                 var newest: Int64 = 0
                 for try await id in rows.decode(Int64.self) { newest = id }
                 state.withLock { $0.cursor = newest }
-                try? await connection.close()
+                await close(connection)
                 return
             } catch {
-                try? await connection.close()
+                await close(connection)
                 throw RelayError.tableSetupFailed(table: table, reason: Self.reason(error))
             }
         }
