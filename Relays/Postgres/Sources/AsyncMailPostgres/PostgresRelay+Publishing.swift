@@ -61,9 +61,13 @@ extension PostgresRelay {
         }
     }
 
-    /// Durable mode: every waiting post in one statement, one row per post, in one transaction
-    /// that first takes the channel's advisory lock. Without the lock, two writers could commit
-    /// ids out of order, and a reader past the later id would never see the earlier one.
+    /// Durable mode: every waiting post in one statement, one row per post, which first takes the
+    /// channel's advisory lock. Without the lock, two writers could commit ids out of order, and a
+    /// reader past the later id would never see the earlier one.
+    ///
+    /// One statement is one round trip and its own transaction: every row is joined with the
+    /// lock's one row, so the lock is held before the first id is drawn, and until commit, when
+    /// the wake-up `NOTIFY` is delivered.
     private func insert(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
         var payloads: [String] = []
         var mails = 0
@@ -73,19 +77,19 @@ extension PostgresRelay {
         }
         guard !payloads.isEmpty else { return }
         let channel = configuration.channel.name
-        try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(channel)))", logger: logger)
-            try await connection.query(
-                """
+        try await connection.query(
+            """
+            WITH locked AS (SELECT pg_advisory_xact_lock(hashtext(\(channel)))),
+            inserted AS (
                 INSERT INTO \(unescaped: table) (channel, payload)
-                SELECT \(channel), payload FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS posts(payload, position)
-                ORDER BY position
-                """,
-                logger: logger
+                SELECT \(channel), posts.payload
+                FROM locked, unnest(\(payloads)::text[]) WITH ORDINALITY AS posts(payload, position)
+                ORDER BY posts.position
             )
-            // Delivered at commit; readers take it as a wake-up and read the table.
-            try await connection.query("SELECT pg_notify(\(channel), '')", logger: logger)
-        }
+            SELECT pg_notify(\(channel), '')
+            """,
+            logger: logger
+        )
         state.withLock { $0.counters.published += mails }
     }
 
