@@ -96,19 +96,21 @@ extension PostgresRelay {
     /// Ephemeral mode: each post in notifications under PostgreSQL's payload limit, its mails
     /// numbered for this origin; heartbeats carry the last number. One statement for them all.
     private func notify(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
+        let mails = Self.mailCount(of: items)
+        // Numbers are taken under the lock, the payloads are built outside it.
+        var last = state.withLock { state in
+            defer { state.lastSent += mails }
+            return state.lastSent
+        }
         var payloads: [String] = []
-        var mails = 0
-        state.withLock { state in
-            for item in items {
-                switch item {
-                case .heartbeat:
-                    payloads.append(OutboundPost.heartbeat(origin: origin, last: state.lastSent))
-                case .post(let post):
-                    for chunk in Self.chunks(of: post) {
-                        payloads.append(chunk.payload(origin: origin, firstNumber: state.lastSent + 1))
-                        state.lastSent += chunk.mails.count
-                        mails += chunk.mails.count
-                    }
+        for item in items {
+            switch item {
+            case .heartbeat:
+                payloads.append(OutboundPost.heartbeat(origin: origin, last: last))
+            case .post(let post):
+                for chunk in Self.chunks(of: post) {
+                    payloads.append(chunk.payload(origin: origin, firstNumber: last + 1))
+                    last += chunk.mails.count
                 }
             }
         }

@@ -52,9 +52,10 @@ func rate(_ count: Int, since start: UInt64) -> Double {
 
 // MARK: The engine alone
 
-/// pg_notify → LISTEN with postgres-nio alone: `count` payloads, `batch` per statement; each
-/// statement waits for its payloads to arrive before the next, so batch 1 is a round trip per mail.
-func bare(count: Int, batch: Int, bytes: Int) async throws -> Double {
+/// pg_notify → LISTEN with postgres-nio alone: `count` payloads, `batch` per statement. Waiting,
+/// each statement waits for its payloads to arrive before the next (batch 1 is a round trip per
+/// mail); pipelined, statements go back to back and the clock stops at the last arrival.
+func bare(count: Int, batch: Int, bytes: Int, pipelined: Bool) async throws -> Double {
     let channel = "bench_bare_\(UInt32.random(in: 0...UInt32.max))"
     let listener = try await PostgresConnection.connect(configuration: Bench.configuration, id: 1, logger: Bench.logger)
     let sender = try await PostgresConnection.connect(configuration: Bench.configuration, id: 2, logger: Bench.logger)
@@ -69,39 +70,9 @@ func bare(count: Int, batch: Int, bytes: Int) async throws -> Double {
     var iterator = arrivals.makeAsyncIterator()
     _ = await iterator.next()
     let start = now()
-    for statement in 0..<(count / batch) {
-        let payloads = (0..<batch).map { "\(statement).\($0) " + body }
-        try await sender.query(
-            "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p",
-            logger: Bench.logger
-        )
-        for _ in 0..<batch { _ = await iterator.next() }
-    }
-    let result = rate(count, since: start)
-    listening.cancel()
-    try? await listener.close()
-    try? await sender.close()
-    return result
-}
-
-/// The same pipeline with the sender never waiting: statements of `batch` back to back, and the
-/// clock stops at the last arrival. The ceiling the relay's throughput is measured against.
-func barePipelined(count: Int, batch: Int, bytes: Int) async throws -> Double {
-    let channel = "bench_pipe_\(UInt32.random(in: 0...UInt32.max))"
-    let listener = try await PostgresConnection.connect(configuration: Bench.configuration, id: 1, logger: Bench.logger)
-    let sender = try await PostgresConnection.connect(configuration: Bench.configuration, id: 2, logger: Bench.logger)
-    let body = String(repeating: "x", count: bytes)
-    let (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
-    let listening = Task {
-        try await listener.listen(on: channel) { notifications in
-            arrived.yield()
-            for try await _ in notifications { arrived.yield() }
-        }
-    }
-    var iterator = arrivals.makeAsyncIterator()
-    _ = await iterator.next()
-    let start = now()
+    let (sent, nextStatement) = AsyncStream.makeStream(of: Void.self)
     let sending = Task {
+        var sent = sent.makeAsyncIterator()
         for statement in 0..<(count / batch) {
             // Distinct: PostgreSQL delivers identical payloads of one transaction only once.
             let payloads = (0..<batch).map { "\(statement).\($0) " + body }
@@ -109,9 +80,13 @@ func barePipelined(count: Int, batch: Int, bytes: Int) async throws -> Double {
                 "SELECT pg_notify(\(channel), p) FROM unnest(\(payloads)::text[]) AS p",
                 logger: Bench.logger
             )
+            if !pipelined { _ = await sent.next() }
         }
     }
-    for _ in 0..<count { _ = await iterator.next() }
+    for arrival in 1...count {
+        _ = await iterator.next()
+        if !pipelined, arrival % batch == 0 { nextStatement.yield() }
+    }
     let result = rate(count, since: start)
     try await sending.value
     listening.cancel()
@@ -211,6 +186,9 @@ func codecMicroseconds(bytes: Int) throws -> Double {
 }
 
 let count = Bench.environment["BENCH_COUNT"].flatMap(Int.init) ?? 20_000
+// Throughput runs are short and this machine is noisy: each round measures the ceiling and the
+// relay back to back, and the ratio reported is the median of the rounds' ratios.
+let rounds = Bench.environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 5
 // For a profiler: BENCH_ONLY=relay runs only the relay's throughput, BENCH_BYTES=4000 one size,
 // BENCH_MODE=ephemeral one mode.
 let only = Bench.environment["BENCH_ONLY"]
@@ -227,17 +205,38 @@ if only == "relay" {
     }
     exit(0)
 }
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
 for bytes in sizes {
-    let single = try await bare(count: 2_000, batch: 1, bytes: bytes)
+    let single = try await bare(count: 2_000, batch: 1, bytes: bytes, pipelined: false)
     report("bare round trip, one at a time, \(bytes) B", String(format: "%.0f mails/s", single))
-    let batched = try await barePipelined(count: count, batch: 100, bytes: bytes)
-    report("bare NOTIFY, batches of 100, pipelined, \(bytes) B", String(format: "%.0f mails/s", batched), "the ceiling")
-    for (name, mode) in [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())] {
-        let relayed = try await relayThroughput(mode: mode, count: count, bytes: bytes)
+    var ceilings: [Double] = []
+    var relayed: [String: [Double]] = [:]
+    var ratios: [String: [Double]] = [:]
+    for _ in 0..<rounds {
+        let ceiling = try await bare(count: count, batch: 100, bytes: bytes, pipelined: true)
+        ceilings.append(ceiling)
+        for (name, mode) in modes {
+            let rate = try await relayThroughput(mode: mode, count: count, bytes: bytes)
+            relayed[name, default: []].append(rate)
+            ratios[name, default: []].append(rate / ceiling)
+        }
+    }
+    report(
+        "bare NOTIFY, batches of 100, pipelined, \(bytes) B",
+        String(format: "%.0f mails/s", median(ceilings)),
+        "the ceiling, median of \(rounds) rounds"
+    )
+    for (name, _) in modes {
         report(
             "relay \(name), \(bytes) B",
-            String(format: "%.0f mails/s", relayed),
-            String(format: "%.2fx the ceiling (target >= 0.5x)", relayed / batched)
+            String(format: "%.0f mails/s", median(relayed[name]!)),
+            String(
+                format: "%.2fx the ceiling, median of the rounds' ratios %@ (target >= 0.5x)",
+                median(ratios[name]!),
+                ratios[name]!.map { String(format: "%.2f", $0) }.joined(separator: " ")
+            )
         )
     }
 }
@@ -245,7 +244,7 @@ for bytes in [100, 4_000] {
     report("codec, encode + decode one \(bytes) B mail", String(format: "%.1f µs", try codecMicroseconds(bytes: bytes)))
 }
 for perSecond in [1_000, 5_000] {
-    for (name, mode) in [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())] {
+    for (name, mode) in modes {
         let (p50, p99) = try await relayLatency(mode: mode, perSecond: perSecond, count: perSecond * 3)
         report("relay \(name) latency at \(perSecond)/s", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99))
     }
