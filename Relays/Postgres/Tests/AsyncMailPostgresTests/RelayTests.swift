@@ -332,10 +332,11 @@ struct RelayTests {
             logger: Database.logger
         )
         try relay.register(ChatLine.self, as: "chat.line")
+        let events = relay.events()
         let running = Task { try await relay.run() }
-        try await eventually { await here.subscriberCount(for: ChatLine.self) == 0 && relay.counters.disconnects > 0 }
+        try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
         for number in 0..<10 { await here.post(ChatLine(text: "\(number)")) }
-        try await eventually { relay.counters.queueOverflow >= 4 }
+        try await awaitEvents(4, from: events) { $0 == .queueOverflow(posts: 1) }
         #expect(relay.counters.queueOverflow <= 9)
         try await stop(running)
     }

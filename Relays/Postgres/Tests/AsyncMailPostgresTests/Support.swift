@@ -187,6 +187,24 @@ final class EventLog: Sendable {
     func count(where matches: (RelayEvent) -> Bool) -> Int { all.filter(matches).count }
 }
 
+/// Waits for `count` events that match from `events`; fails loudly after `limit`.
+func awaitEvents(
+    _ count: Int,
+    from events: AsyncStream<RelayEvent>,
+    within limit: Duration = .seconds(30),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    matching: @escaping @Sendable (RelayEvent) -> Bool
+) async throws {
+    try await withTimeout(limit, sourceLocation: sourceLocation) {
+        var seen = 0
+        for await event in events where matching(event) {
+            seen += 1
+            if seen == count { return }
+        }
+        Issue.record("the relay's events ended after \(seen) of \(count)", sourceLocation: sourceLocation)
+    }
+}
+
 /// Starts `relay` and returns once it listens; the task runs it until cancelled.
 func start(_ relay: PostgresRelay) async throws -> Task<Void, any Error> {
     let events = relay.events()
@@ -229,7 +247,11 @@ func withTimeout<T: Sendable>(
     }
 }
 
-/// Waits until `condition` holds, checking as the relay works; fails loudly after `limit`.
+/// Waits until `condition` holds, checking it every 10 ms; fails loudly after `limit`.
+///
+/// Only for states that nothing announces: PostgreSQL's catalog (`pg_stat_activity`, `pg_locks`,
+/// the table), a counter that has no event, a child process's exit. Anything with an event or a
+/// stream is awaited on that instead.
 func eventually(
     _ limit: Duration = .seconds(30),
     sourceLocation: SourceLocation = #_sourceLocation,
