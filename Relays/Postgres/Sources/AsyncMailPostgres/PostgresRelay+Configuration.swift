@@ -4,7 +4,9 @@ extension PostgresRelay {
         /// Nothing lost: every post is appended to a table in one statement, `NOTIFY` only wakes
         /// the readers, and each reader reads everything past its cursor, so a reader that was
         /// disconnected, or whose database restarted, catches up with all it missed that is
-        /// younger than `retention`. Rows older than that are deleted.
+        /// younger than `retention`. Rows older than that are deleted. Each origin numbers its
+        /// rows, so a batch published again (its commit succeeded, but the answer was lost) is
+        /// delivered once.
         case durable(retention: Duration = .seconds(24 * 3600))
         /// At most once, and never silently lost: each post travels in `NOTIFY` payloads (under
         /// 8,000 bytes each, PostgreSQL's limit), numbered per origin, with a heartbeat carrying the

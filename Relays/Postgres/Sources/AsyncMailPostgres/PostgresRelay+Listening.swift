@@ -35,17 +35,16 @@ extension PostgresRelay {
         // Closing a connection that stopped answering fails everything on it; this keeps the cause.
         let unanswered = Unanswered()
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
+            // The first to end, by failing, ends the connection; the other is cancelled but not
+            // waited for, since a listen on a connection the server dropped can hang (see Deadline).
+            try await Deadline.firstToEnd([
+                {
                     try await connection.listen(on: self.configuration.channel.name) { notifications in
                         try await self.serve(notifications, on: connection, wakes: wakes, wake: wake)
                     }
-                }
-                group.addTask { try await self.checkHealth(of: connection, waking: wake, unanswered: unanswered) }
-                // The first to end, by failing, ends the connection; the other is cancelled.
-                _ = try await group.next()
-                group.cancelAll()
-            }
+                },
+                { try await self.checkHealth(of: connection, waking: wake, unanswered: unanswered) },
+            ])
         } catch  where unanswered.happened {
             throw NoAnswer(to: "a heartbeat", within: configuration.heartbeatInterval * 3)
         }
@@ -165,7 +164,17 @@ extension PostgresRelay {
             account(from: from, through: last, first: nil)
         case .post(let from, let first, let count, let content):
             guard from != origin else { return }  // this process's own mail, back from the database
-            if let first { account(from: from, through: first + count - 1, first: first) }
+            if let first {
+                switch configuration.mode {
+                case .ephemeral:
+                    account(from: from, through: first + count - 1, first: first)
+                case .durable:
+                    guard isFirstDelivery(from: from, first: first, count: count) else {
+                        state.withLock { $0.counters.duplicates += count }
+                        return
+                    }
+                }
+            }
             switch content {
             case .decoded(let post, let sender):
                 let relayID = ObjectIdentifier(self)
@@ -180,6 +189,17 @@ extension PostgresRelay {
             }
         case .malformed(let reason):
             report(.decodeFailed(type: "?", reason: reason)) { $0.decodeFailures += 1 }
+        }
+    }
+
+    /// Durable mode: false for a row this relay has delivered already, which an origin publishes
+    /// again when it lost the answer to a commit that succeeded. Each origin numbers its rows in
+    /// commit order, so anything at or below the last number seen is a repeat.
+    private func isFirstDelivery(from origin: String, first: Int, count: Int) -> Bool {
+        state.withLock { state in
+            if let seen = state.lastNumber[origin], first <= seen { return false }
+            state.lastNumber[origin] = first + count - 1
+            return true
         }
     }
 

@@ -6,13 +6,15 @@ extension PostgresRelay {
     /// Publishes queued posts on a connection of its own until the queue is closed and empty.
     ///
     /// Durable mode keeps a batch that failed and publishes it again once reconnected (a lost
-    /// connection loses nothing); ephemeral mode drops it, reports it, and its numbers let
-    /// every receiver count it as missing.
+    /// connection loses nothing); its rows are numbered once, so that when a failed attempt had
+    /// committed after all, receivers recognise the repeat and drop it. Ephemeral mode drops a
+    /// failed batch, reports it, and its numbers let every receiver count it as missing.
     func publish() async {
         var connection: PostgresConnection?
         var attempt = 0
         while let items = await queue.takeAll() {
             var unsent = items
+            var rows: [String]?  // durable: the batch's rows, numbered at the first attempt
             while !unsent.isEmpty {
                 do {
                     if connection == nil || connection?.isClosed == true {
@@ -22,8 +24,14 @@ extension PostgresRelay {
                     // a stuck attempt is closed and retried like any other failure.
                     let sending = unsent
                     let open = connection!
+                    if case .durable = configuration.mode, rows == nil { rows = numberedRows(of: unsent) }
+                    let numbered = rows
                     try await withDeadline(publishDeadline, for: "a publish", closing: open, marking: Unanswered()) {
-                        try await self.send(sending, on: open)
+                        if let numbered {
+                            try await self.insert(numbered, mails: Self.mailCount(of: sending), on: open)
+                        } else {
+                            try await self.notify(sending, on: open)
+                        }
                     }
                     attempt = 0
                     unsent = []
@@ -54,11 +62,19 @@ extension PostgresRelay {
         }
     }
 
-    private func send(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
-        switch configuration.mode {
-        case .durable: try await insert(items, on: connection)
-        case .ephemeral: try await notify(items, on: connection)
+    /// Durable mode: one row per post, numbered for this origin.
+    private func numberedRows(of items: [OutboundQueue.Item]) -> [String] {
+        let mails = Self.mailCount(of: items)
+        var last = state.withLock { state in
+            defer { state.lastSent += mails }
+            return state.lastSent
         }
+        var rows: [String] = []
+        for case .post(let post) in items {
+            rows.append(post.payload(origin: origin, firstNumber: last + 1))
+            last += post.mails.count
+        }
+        return rows
     }
 
     /// Durable mode: every waiting post in one statement, one row per post, which first takes the
@@ -68,13 +84,7 @@ extension PostgresRelay {
     /// One statement is one round trip and its own transaction: every row is joined with the
     /// lock's one row, so the lock is held before the first id is drawn, and until commit, when
     /// the wake-up `NOTIFY` is delivered.
-    private func insert(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
-        var payloads: [String] = []
-        var mails = 0
-        for case .post(let post) in items {
-            payloads.append(post.payload(origin: origin))
-            mails += post.mails.count
-        }
+    private func insert(_ payloads: [String], mails: Int, on connection: PostgresConnection) async throws {
         guard !payloads.isEmpty else { return }
         let channel = configuration.channel.name
         try await connection.query(

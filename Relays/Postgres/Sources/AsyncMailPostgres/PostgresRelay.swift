@@ -63,9 +63,10 @@ public final class PostgresRelay: Service, Sendable {
         var nextListener: UInt64 = 0
         /// Durable mode: the id of the last row read.
         var cursor: Int64?
-        /// Ephemeral mode: the last number seen from each origin.
+        /// The last number seen from each origin: ephemeral mode counts gaps with it, durable
+        /// mode drops repeats.
         var lastNumber: [String: Int] = [:]
-        /// Ephemeral mode: the number of this origin's last mail.
+        /// The number of this origin's last mail.
         var lastSent = 0
     }
 

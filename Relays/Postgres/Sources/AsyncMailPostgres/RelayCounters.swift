@@ -9,6 +9,9 @@ public struct RelayCounters: Sendable, Hashable {
     public var received = 0
     /// Times a connection was lost or failed to connect.
     public var disconnects = 0
+    /// Durable mode: mails received a second time and dropped (an origin published a batch again
+    /// because the answer to its commit was lost).
+    public var duplicates = 0
     /// Ephemeral mode: mails detected lost in transit.
     public var missing = 0
     /// Publish attempts that failed.

@@ -146,7 +146,8 @@ struct InboundPost: Sendable {
 enum WireKey: String, CodingKey {
     /// The publishing relay's origin id.
     case origin = "o"
-    /// Ephemeral mode: the number of the first mail, counted per origin.
+    /// The number of the first mail, counted per origin: ephemeral receivers count gaps with it,
+    /// durable receivers drop a batch published again.
     case number = "n"
     /// Ephemeral mode, heartbeats: the number of the origin's last mail.
     case heartbeat = "h"

@@ -281,6 +281,41 @@ struct RelayTests {
         try await stop(receiving)
     }
 
+    @Test("durable: a batch published again after a lost commit answer is delivered once")
+    func durableRepeatDroppedOnce() async throws {
+        let channel = try freshChannel()
+        let there = Mailroom()
+        let relay = try makeRelay(there, on: channel)
+        let receiving = try await start(relay)
+        let lines = await there.subscribe(to: ChatLine.self)
+        // What a publisher writes when it retries a batch whose commit succeeded: the same rows,
+        // with the same numbers, again.
+        func write(_ payloads: [String]) async throws {
+            try await Database.execute(
+                """
+                WITH inserted AS (
+                    INSERT INTO asyncmail_relay (channel, payload)
+                    SELECT \(channel.name), p FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS rows(p, position)
+                    ORDER BY position
+                )
+                SELECT pg_notify(\(channel.name), '')
+                """
+            )
+        }
+        let batch = [
+            #"{"o":"other","n":1,"t":"chat.line","c":2,"m":[{"text":"one"},{"text":"two"}]}"#,
+            #"{"o":"other","n":3,"t":"chat.line","c":1,"m":[{"text":"three"}]}"#,
+        ]
+        try await write(batch)
+        try await write(batch)
+        try await write([#"{"o":"other","n":4,"t":"chat.line","c":1,"m":[{"text":"four"}]}"#])
+        // Order is kept, so had the repeat been delivered, it would have come before "four".
+        #expect(try await first(4, of: lines).map(\.text) == ["one", "two", "three", "four"])
+        #expect(relay.counters.duplicates == 3)
+        #expect(relay.counters.received == 4)
+        try await stop(receiving)
+    }
+
     @Test("unknown types and undecodable mail are counted and reported; the relay carries on")
     func unknownType() async throws {
         let channel = try freshChannel()
