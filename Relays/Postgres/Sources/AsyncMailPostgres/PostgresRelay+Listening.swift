@@ -177,11 +177,12 @@ extension PostgresRelay {
             }
             switch content {
             case .decoded(let post, let sender):
+                // Counted first, so that whoever sees the mail sees it counted.
+                state.withLock { $0.counters.received += count }
                 let relayID = ObjectIdentifier(self)
                 await RelayInbound.$relay.withValue(relayID) {
                     _ = await post.post(mailroom, sender)
                 }
-                state.withLock { $0.counters.received += count }
             case .unknownType(let name):
                 report(.unknownType(name)) { $0.unknownType += count }
             case .failed(let type, let reason):
