@@ -269,13 +269,13 @@ struct RelayTests {
         let events = EventLog(relay)
         let receiving = try await start(relay)
         let lines = await there.subscribe(to: ChatLine.self)
-        func inject(_ payload: String) async throws {
-            try await Database.execute("SELECT pg_notify(\(channel.name), \(payload))")
-        }
-        try await inject(#"{"o":"fake","n":1,"t":"chat.line","c":1,"m":[{"text":"one"}]}"#)
-        try await inject(#"{"o":"fake","n":4,"t":"chat.line","c":2,"m":[{"text":"four"},{"text":"five"}]}"#)
-        try await inject(#"{"o":"fake","h":8}"#)  // 6, 7 and 8 never arrived
-        try await inject(#"{"o":"fake","n":9,"t":"chat.line","c":1,"m":[{"text":"nine"}]}"#)
+        try await Database.notify(on: channel, #"{"o":"fake","n":1,"t":"chat.line","c":1,"m":[{"text":"one"}]}"#)
+        try await Database.notify(
+            on: channel,
+            #"{"o":"fake","n":4,"t":"chat.line","c":2,"m":[{"text":"four"},{"text":"five"}]}"#
+        )
+        try await Database.notify(on: channel, #"{"o":"fake","h":8}"#)  // 6, 7 and 8 never arrived
+        try await Database.notify(on: channel, #"{"o":"fake","n":9,"t":"chat.line","c":1,"m":[{"text":"nine"}]}"#)
         #expect(try await first(4, of: lines).map(\.text) == ["one", "four", "five", "nine"])
         let gaps = events.all.compactMap { event -> Int? in
             if case .gap(origin: "fake", missing: let missing) = event { return missing }
@@ -329,13 +329,10 @@ struct RelayTests {
         let events = EventLog(relay)
         let receiving = try await start(relay)
         let lines = await there.subscribe(to: ChatLine.self)
-        func inject(_ payload: String) async throws {
-            try await Database.execute("SELECT pg_notify(\(channel.name), \(payload))")
-        }
-        try await inject(#"{"o":"fake","n":1,"t":"chat.line.v9","c":3,"m":[1,2,3]}"#)
-        try await inject(#"{"o":"fake","n":4,"t":"chat.line","c":1,"m":[{"wrong":"shape"}]}"#)
-        try await inject("not json at all")
-        try await inject(#"{"o":"fake","n":5,"t":"chat.line","c":1,"m":[{"text":"still here"}]}"#)
+        try await Database.notify(on: channel, #"{"o":"fake","n":1,"t":"chat.line.v9","c":3,"m":[1,2,3]}"#)
+        try await Database.notify(on: channel, #"{"o":"fake","n":4,"t":"chat.line","c":1,"m":[{"wrong":"shape"}]}"#)
+        try await Database.notify(on: channel, "not json at all")
+        try await Database.notify(on: channel, #"{"o":"fake","n":5,"t":"chat.line","c":1,"m":[{"text":"still here"}]}"#)
         #expect(try await first(1, of: lines).map(\.text) == ["still here"])
         #expect(relay.counters.unknownType == 3)
         #expect(relay.counters.decodeFailures == 2)

@@ -53,56 +53,47 @@ enum Database {
         try await connection.query(query, logger: logger)
     }
 
-    /// How many server processes serve connections named `applicationName`.
-    static func backends(named applicationName: String) async throws -> Int {
+    /// Runs one query on a connection of its own and returns the first column of every row.
+    static func values<Value: PostgresDecodable & Sendable>(
+        _ query: PostgresQuery,
+        as type: Value.Type
+    ) async throws -> [Value] {
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 98, logger: logger)
         defer { Task { try? await connection.close() } }
-        let rows = try await connection.query(
-            "SELECT count(*)::int8 FROM pg_stat_activity WHERE application_name = \(applicationName)",
-            logger: logger
-        )
-        var count: Int64 = 0
-        for try await value in rows.decode(Int64.self) { count = value }
-        return Int(count)
+        var values: [Value] = []
+        for try await value in try await connection.query(query, logger: logger).decode(Value.self) {
+            values.append(value)
+        }
+        return values
+    }
+
+    /// How many server processes serve connections named `applicationName`.
+    static func backends(named applicationName: String) async throws -> Int {
+        try await pids(named: applicationName).count
     }
 
     /// The server processes that serve connections named `applicationName`.
     static func pids(named applicationName: String) async throws -> [Int32] {
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 97, logger: logger)
-        defer { Task { try? await connection.close() } }
-        let rows = try await connection.query(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = \(applicationName)",
-            logger: logger
-        )
-        var pids: [Int32] = []
-        for try await pid in rows.decode(Int32.self) { pids.append(pid) }
-        return pids
+        try await values("SELECT pid FROM pg_stat_activity WHERE application_name = \(applicationName)", as: Int32.self)
     }
 
     /// How many sessions wait for an advisory lock.
     static func advisoryLockWaiters() async throws -> Int {
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 94, logger: logger)
-        defer { Task { try? await connection.close() } }
-        let rows = try await connection.query(
-            "SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-            logger: logger
-        )
-        var count: Int64 = 0
-        for try await value in rows.decode(Int64.self) { count = value }
-        return Int(count)
+        try await values("SELECT locktype FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", as: String.self)
+            .count
     }
 
     /// The payloads the durable table holds for `channel`, oldest first.
     static func payloads(on channel: RelayChannel) async throws -> [String] {
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 96, logger: logger)
-        defer { Task { try? await connection.close() } }
-        let rows = try await connection.query(
+        try await values(
             "SELECT payload FROM asyncmail_relay WHERE channel = \(channel.name) ORDER BY id",
-            logger: logger
+            as: String.self
         )
-        var payloads: [String] = []
-        for try await payload in rows.decode(String.self) { payloads.append(payload) }
-        return payloads
+    }
+
+    /// Sends one raw notification on `channel`, as a relay of another process might.
+    static func notify(on channel: RelayChannel, _ payload: String) async throws {
+        try await execute("SELECT pg_notify(\(channel.name), \(payload))")
     }
 
     /// Closes the server side of every connection named `applicationName`.
