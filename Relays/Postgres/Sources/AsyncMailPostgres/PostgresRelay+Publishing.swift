@@ -26,7 +26,7 @@ extension PostgresRelay {
                     let open = connection!
                     if case .durable = configuration.mode, rows == nil { rows = numberedRows(of: unsent) }
                     let numbered = rows
-                    try await withDeadline(publishDeadline, for: "a publish", closing: open, marking: Unanswered()) {
+                    try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered()) {
                         if let numbered {
                             try await self.insert(numbered, mails: Self.mailCount(of: sending), on: open)
                         } else {
@@ -51,9 +51,6 @@ extension PostgresRelay {
         }
         await close(connection)
     }
-
-    /// How long one publish attempt may take before its connection is given up.
-    private var publishDeadline: Duration { max(configuration.heartbeatInterval * 10, .seconds(5)) }
 
     private static func mailCount(of items: [OutboundQueue.Item]) -> Int {
         items.reduce(0) { count, item in

@@ -263,10 +263,14 @@ public final class PostgresRelay: Service, Sendable {
 
     // MARK: Connections
 
-    /// Opens a connection of this relay's own, or fails after ten heartbeats (at least 5 s): a
-    /// server that is starting up can accept the socket and then never finish the handshake.
+    /// How long opening a connection or one publish may take before it is given up: ten
+    /// heartbeats, at least 5 s.
+    var callDeadline: Duration { max(configuration.heartbeatInterval * 10, .seconds(5)) }
+
+    /// Opens a connection of this relay's own, or fails after `callDeadline`: a server that is
+    /// starting up can accept the socket and then never finish the handshake.
     func connect() async throws -> PostgresConnection {
-        let limit = max(configuration.heartbeatInterval * 10, .seconds(5))
+        let limit = callDeadline
         let opened = try await Deadline.run(limit) {
             try await PostgresConnection.connect(
                 configuration: self.connectionConfiguration,
