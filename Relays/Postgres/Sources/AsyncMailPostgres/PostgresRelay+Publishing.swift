@@ -42,10 +42,7 @@ extension PostgresRelay {
                     report(.publishFailed(reason: Self.reason(error), mails: mails)) { $0.publishFailures += 1 }
                     if case .ephemeral = configuration.mode { unsent = [] }
                     attempt += 1
-                    guard !Task.isCancelled, await backoff(attempt: attempt) else {
-                        await close(connection)
-                        return
-                    }
+                    guard !Task.isCancelled, await backoff(attempt: attempt) else { return }
                 }
             }
         }
