@@ -8,10 +8,14 @@ extension PostgresRelay {
         /// rows, so a batch published again (its commit succeeded, but the answer was lost) is
         /// delivered once.
         case durable(retention: Duration = .seconds(24 * 3600))
-        /// At most once, and never silently lost: each post travels in `NOTIFY` payloads (under
-        /// 8,000 bytes each, PostgreSQL's limit), numbered per origin, with a heartbeat carrying the
-        /// last number, so every mail lost in transit is reported with its exact count
-        /// (``RelayEvent/gap(origin:missing:)``).
+        /// At most once, and never silently lost: each post travels in one `NOTIFY` payload,
+        /// numbered per origin, with a heartbeat carrying the last number, so every mail lost in
+        /// transit is reported with its exact count (``RelayEvent/gap(origin:missing:)``).
+        ///
+        /// A post whose payload would not fit one notification (PostgreSQL's limit is 8,000 bytes)
+        /// is kept in the table for five minutes instead, and its notification carries the row's
+        /// id; receivers read the row once. Posts that waited together for the publisher travel
+        /// as one, so a busy relay takes this path for large mail (``RelayCounters/spilled``).
         case ephemeral
     }
 
@@ -21,11 +25,11 @@ extension PostgresRelay {
         public var channel: RelayChannel
         /// Durable (the default) or ephemeral.
         public var mode: Mode
-        /// The durable mode's table, created at start-up when missing.
+        /// The table of the durable mode's rows and the ephemeral mode's spilled posts, created at
+        /// start-up when missing.
         public var table: String
-        /// The largest encoded mail the durable mode relays; larger ones are reported as
-        /// ``RelayEvent/oversize(type:bytes:)`` and stay local. The ephemeral mode's limit is
-        /// PostgreSQL's, under 8,000 bytes per notification.
+        /// The largest encoded mail the relay carries; larger ones are reported as
+        /// ``RelayEvent/oversize(type:bytes:)`` and stay local.
         public var maximumMailBytes: Int
         /// How many posts may wait to be published; beyond it a post is not relayed and
         /// ``RelayEvent/queueOverflow(posts:)`` says so.

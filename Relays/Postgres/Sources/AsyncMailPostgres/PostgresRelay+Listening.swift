@@ -69,7 +69,7 @@ extension PostgresRelay {
                     if durable {
                         wake.yield()  // a wake-up: the rows are in the table
                     } else {
-                        await self.receive(notification.payload)
+                        try await self.receive(notification.payload, on: connection)
                     }
                 }
                 throw ListenerEnded()
@@ -105,8 +105,13 @@ extension PostgresRelay {
             }
             wake.yield()
             beats += 1
-            if case .durable(let retention) = configuration.mode, beats % 60 == 1 {
+            if beats % 60 == 1 {
                 // Row-level deletes: writers are not blocked.
+                let retention: Duration
+                switch configuration.mode {
+                case .durable(let kept): retention = kept
+                case .ephemeral: retention = Self.spillRetention
+                }
                 let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) * 1e-18
                 try await connection.query(
                     """
@@ -149,15 +154,21 @@ extension PostgresRelay {
             var read = 0
             for try await (id, payload) in rows.decode((Int64, String).self) {
                 read += 1
-                await receive(payload)
+                try await receive(payload, on: connection)
                 state.withLock { $0.cursor = id }
             }
             if read < page { return }
         }
     }
 
-    /// Delivers one received payload into the local mailroom, or reports why not.
-    func receive(_ payload: String) async {
+    /// Delivers one received payload into the local mailroom, or reports why not; a spilled
+    /// post's row is read on `connection`.
+    ///
+    /// - Throws: only when reading a spilled post's row fails, after reporting its mails missing.
+    func receive(_ payload: String, on connection: PostgresConnection) async throws {
+        // This process's own mail and heartbeats, back from the database, are dropped before
+        // decoding: every relay of a fleet receives everything published on its channel.
+        if payload.utf8.starts(with: ownEnvelopeStart.utf8) { return }
         switch registry.decode(payload) {
         case .heartbeat(let from, let last):
             guard from != origin else { return }
@@ -175,21 +186,61 @@ extension PostgresRelay {
                     }
                 }
             }
-            switch content {
-            case .decoded(let post, let sender):
-                // Counted first, so that whoever sees the mail sees it counted.
-                state.withLock { $0.counters.received += count }
-                let relayID = ObjectIdentifier(self)
-                await RelayInbound.$relay.withValue(relayID) {
-                    _ = await post.post(mailroom, sender)
-                }
-            case .unknownType(let name):
-                report(.unknownType(name)) { $0.unknownType += count }
-            case .failed(let type, let reason):
-                report(.decodeFailed(type: type, reason: reason)) { $0.decodeFailures += count }
-            }
+            await deliver(content, count: count)
+        case .spilled(let from, let first, let count, let row):
+            guard from != origin else { return }
+            account(from: from, through: first + count - 1, first: first)
+            try await receiveSpilled(row: row, from: from, count: count, on: connection)
         case .malformed(let reason):
             report(.decodeFailed(type: "?", reason: reason)) { $0.decodeFailures += 1 }
+        }
+    }
+
+    /// Ephemeral mode: reads a spilled post's row and delivers it. A row that is gone (older than
+    /// the spill retention) or cannot be read loses its mails, and they are reported missing.
+    private func receiveSpilled(row: Int64, from: String, count: Int, on connection: PostgresConnection) async throws {
+        var payload: String?
+        do {
+            let rows = try await connection.query(
+                """
+                SELECT payload FROM \(unescaped: table)
+                WHERE id = \(row) AND channel = \(configuration.channel.name)
+                """,
+                logger: logger
+            )
+            for try await found in rows.decode(String.self) { payload = found }
+        } catch {
+            report(.gap(origin: from, missing: count)) { $0.missing += count }
+            throw error
+        }
+        guard let payload else {
+            report(.gap(origin: from, missing: count)) { $0.missing += count }
+            return
+        }
+        switch registry.decode(payload) {
+        case .post(_, _, _, let content):
+            await deliver(content, count: count)
+        case .heartbeat, .spilled:
+            report(.decodeFailed(type: "?", reason: "row \(row) holds no post")) { $0.decodeFailures += count }
+        case .malformed(let reason):
+            report(.decodeFailed(type: "?", reason: reason)) { $0.decodeFailures += count }
+        }
+    }
+
+    /// Posts decoded mail into the local mailroom, marked so that this relay's tap leaves it out.
+    private func deliver(_ content: InboundContent, count: Int) async {
+        switch content {
+        case .decoded(let post, let sender):
+            // Counted first, so that whoever sees the mail sees it counted.
+            state.withLock { $0.counters.received += count }
+            let relayID = ObjectIdentifier(self)
+            await RelayInbound.$relay.withValue(relayID) {
+                _ = await post.post(mailroom, sender)
+            }
+        case .unknownType(let name):
+            report(.unknownType(name)) { $0.unknownType += count }
+        case .failed(let type, let reason):
+            report(.decodeFailed(type: type, reason: reason)) { $0.decodeFailures += count }
         }
     }
 

@@ -97,8 +97,10 @@ extension PostgresRelay {
         state.withLock { $0.counters.published += mails }
     }
 
-    /// Ephemeral mode: each post in notifications under PostgreSQL's payload limit, its mails
-    /// numbered for this origin; heartbeats carry the last number. One statement for them all.
+    /// Ephemeral mode: each post in one notification, its mails numbered for this origin, and
+    /// heartbeats carrying the last number, all in one statement. A post whose payload would not
+    /// fit a notification (PostgreSQL's limit) is kept in the table instead, in the same
+    /// statement, and its notification carries the row's id.
     private func notify(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
         let mails = Self.mailCount(of: items)
         // Numbers are taken under the lock, the payloads are built outside it.
@@ -106,43 +108,66 @@ extension PostgresRelay {
             defer { state.lastSent += mails }
             return state.lastSent
         }
-        var payloads: [String] = []
+        var notices: [String] = []
+        var spills: [String] = []
+        var spillOfNotice: [Int] = []  // per notice: 0, or the 1-based index of its post in `spills`
+        var spilledMails = 0
         for item in items {
             switch item {
             case .heartbeat:
-                payloads.append(OutboundPost.heartbeat(origin: origin, last: last))
+                notices.append(OutboundPost.heartbeat(origin: origin, last: last))
+                spillOfNotice.append(0)
             case .post(let post):
-                for chunk in Self.chunks(of: post) {
-                    payloads.append(chunk.payload(origin: origin, firstNumber: last + 1))
-                    last += chunk.mails.count
+                let payload = post.payload(origin: origin, firstNumber: last + 1)
+                if payload.utf8.count <= Self.notifyLimit {
+                    notices.append(payload)
+                    spillOfNotice.append(0)
+                } else {
+                    spills.append(payload)
+                    notices.append(post.spillNotice(origin: origin, firstNumber: last + 1))
+                    spillOfNotice.append(spills.count)
+                    spilledMails += post.mails.count
                 }
+                last += post.mails.count
             }
         }
-        try await connection.query(
-            """
-            SELECT pg_notify(\(configuration.channel.name), payload)
-            FROM unnest(\(payloads)::text[]) WITH ORDINALITY AS notes(payload, position) ORDER BY position
-            """,
-            logger: logger
-        )
-        state.withLock { $0.counters.published += mails }
-    }
-
-    /// Splits a post into pieces whose payloads fit one notification (each mail already does).
-    private static func chunks(of post: OutboundPost) -> [OutboundPost] {
-        var chunks: [OutboundPost] = []
-        var current = post.emptied()
-        var size = post.overheadBytes
-        for mail in post.mails {
-            if !current.mails.isEmpty, size + mail.count + 1 > notifyLimit {
-                chunks.append(current)
-                current = post.emptied()
-                size = post.overheadBytes
-            }
-            current.append(mail)
-            size += mail.count + 1
+        let channel = configuration.channel.name
+        if spills.isEmpty {
+            try await connection.query(
+                """
+                SELECT pg_notify(\(channel), notice)
+                FROM unnest(\(notices)::text[]) WITH ORDINALITY AS notices(notice, position) ORDER BY position
+                """,
+                logger: logger
+            )
+        } else {
+            // Ids are drawn in the order of the insert's rows, so the n-th smallest id returned is
+            // the n-th post's. The notices are sent at commit, when the rows are visible.
+            try await connection.query(
+                """
+                WITH spilled AS (
+                    INSERT INTO \(unescaped: table) (channel, payload)
+                    SELECT \(channel), spills.payload
+                    FROM unnest(\(spills)::text[]) WITH ORDINALITY AS spills(payload, position)
+                    ORDER BY spills.position
+                    RETURNING id
+                ),
+                rows AS (SELECT array_agg(id ORDER BY id) AS ids FROM spilled)
+                SELECT pg_notify(
+                    \(channel),
+                    CASE WHEN notices.spill = 0 THEN notices.notice
+                    ELSE notices.notice || rows.ids[notices.spill] || '}' END
+                )
+                FROM rows, unnest(\(notices)::text[], \(spillOfNotice)::int[])
+                    WITH ORDINALITY AS notices(notice, spill, position)
+                ORDER BY notices.position
+                """,
+                logger: logger
+            )
         }
-        if !current.mails.isEmpty { chunks.append(current) }
-        return chunks
+        state.withLock { state in
+            state.counters.published += mails
+            state.counters.spilled += spilledMails
+        }
     }
 }

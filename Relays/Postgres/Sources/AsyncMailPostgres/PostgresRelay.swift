@@ -51,6 +51,8 @@ public final class PostgresRelay: Service, Sendable {
     public let applicationName: String
 
     let registry = WireRegistry()
+    /// How this relay's own envelopes start (see ``OutboundPost/start(origin:)``).
+    let ownEnvelopeStart: String
     let connectionConfiguration: PostgresConnection.Configuration
     let table: String
     let logger: Logger
@@ -83,6 +85,7 @@ public final class PostgresRelay: Service, Sendable {
         self.configuration = configuration
         self.table = try configuration.validatedTable()
         self.origin = UUID().uuidString.lowercased()
+        self.ownEnvelopeStart = OutboundPost.start(origin: origin)
         self.applicationName = "asyncmail-relay-" + origin.prefix(8)
         var connection = connection
         connection.options.additionalStartupParameters.append(("application_name", applicationName))
@@ -143,7 +146,7 @@ public final class PostgresRelay: Service, Sendable {
     /// On a graceful shutdown it stops taking new mail, publishes what is queued, then stops
     /// listening. Connections are closed before it returns, in every case.
     ///
-    /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the durable mode's table
+    /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the relay's table
     ///   cannot be created or read (for example, the role lacks the right).
     public func run() async throws {
         let relayID = ObjectIdentifier(self)
@@ -156,7 +159,7 @@ public final class PostgresRelay: Service, Sendable {
             progress.tapped.add(1, ordering: .sequentiallyConsistent)
             return true
         })
-        if case .durable = configuration.mode { try await prepareTable() }
+        try await prepareTable()
         defer { finishEvents() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listen() }
@@ -184,11 +187,7 @@ public final class PostgresRelay: Service, Sendable {
     /// Encodes tapped mail of registered types and queues it, a batch as one post, until a
     /// graceful shutdown or cancellation.
     private func forward(_ tap: AsyncStream<PostedMail>, progress: TapProgress) async {
-        let limit: Int
-        switch configuration.mode {
-        case .durable: limit = configuration.maximumMailBytes
-        case .ephemeral: limit = Self.notifyLimit
-        }
+        let limit = configuration.maximumMailBytes
         var pending: OutboundPost?
         let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
         for await posted in tap {
@@ -229,6 +228,10 @@ public final class PostgresRelay: Service, Sendable {
 
     /// PostgreSQL rejects a notification payload of 8,000 bytes or more.
     static let notifyLimit = 7_999
+
+    /// Ephemeral mode: how long a spilled post's row is kept for its readers. Notifications
+    /// arrive within milliseconds; a listener that falls further behind has the loss reported.
+    static let spillRetention = Duration.seconds(300)
 
     // MARK: Events
 
@@ -306,9 +309,10 @@ public final class PostgresRelay: Service, Sendable {
         }
     }
 
-    /// Creates the durable table and its index when missing, and sets the cursor to the newest
-    /// row, so that a new relay hears only what is posted from now on. Retries while the server
-    /// cannot be reached; throws when the server refuses (a missing right).
+    /// Creates the table (durable mode's rows, ephemeral mode's spilled posts) and its index when
+    /// missing, and sets the cursor to the newest row, so that a new relay hears only what is
+    /// posted from now on. Retries while the server cannot be reached; throws when the server
+    /// refuses (a missing right).
     private func prepareTable() async throws {
         var attempt = 0
         while true {
@@ -329,6 +333,12 @@ public final class PostgresRelay: Service, Sendable {
                         "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
                         logger: logger
                     )
+                    // `CREATE … IF NOT EXISTS` needs the right to create even when the table
+                    // exists, so a role given a table made beforehand would be refused.
+                    var exists = false
+                    let found = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: logger)
+                    for try await value in found.decode(Bool.self) { exists = value }
+                    guard !exists else { return }
                     try await connection.query(
                         """
                         CREATE TABLE IF NOT EXISTS \(unescaped: table) (
@@ -345,6 +355,7 @@ public final class PostgresRelay: Service, Sendable {
                         logger: logger
                     )
                 }
+                await preferLZ4(on: connection)
                 let rows = try await connection.query(
                     "SELECT coalesce(max(id), 0) FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)",
                     logger: logger
@@ -358,6 +369,31 @@ public final class PostgresRelay: Service, Sendable {
                 await close(connection)
                 throw RelayError.tableSetupFailed(table: table, reason: Self.reason(error))
             }
+        }
+    }
+
+    /// Compresses payloads with lz4 rather than PostgreSQL's default, pglz: a post of more than
+    /// about 2 KB is compressed on insert, and pglz costs the server several times more. Only a
+    /// server built with lz4 (PostgreSQL 14 or later) has it, and only the table's owner may
+    /// change it: otherwise the payloads keep their compression, which is logged.
+    private func preferLZ4(on connection: PostgresConnection) async {
+        do {
+            let rows = try await connection.query(
+                """
+                SELECT attcompression::text FROM pg_attribute
+                WHERE attrelid = to_regclass(\(table)) AND attname = 'payload'
+                """,
+                logger: logger
+            )
+            var method = ""
+            for try await value in rows.decode(String.self) { method = value }
+            guard method != "l" else { return }
+            try await connection.query(
+                "ALTER TABLE \(unescaped: table) ALTER COLUMN payload SET COMPRESSION lz4",
+                logger: logger
+            )
+        } catch {
+            logger.notice("relay table payloads keep their compression: \(Self.reason(error))")
         }
     }
 }

@@ -5,6 +5,9 @@ public struct RelayCounters: Sendable, Hashable {
     public var queued = 0
     /// Mails published to the database.
     public var published = 0
+    /// Ephemeral mode: published mails whose post did not fit one notification, so it was kept in
+    /// the table and its notification carried the row's id.
+    public var spilled = 0
     /// Mails received from other processes and posted into the local mailroom.
     public var received = 0
     /// Times a connection was lost or failed to connect.

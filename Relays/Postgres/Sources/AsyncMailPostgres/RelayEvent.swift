@@ -11,7 +11,8 @@ public enum RelayEvent: Sendable, Hashable, CustomStringConvertible {
     /// Publishing failed; durable mode retries the same mail after reconnecting, ephemeral mode
     /// drops it and says how many mails that was.
     case publishFailed(reason: String, mails: Int)
-    /// A mail too large for the mode's limit was not relayed (it was still delivered locally).
+    /// A mail larger than ``PostgresRelay/Configuration/maximumMailBytes`` was not relayed (it was
+    /// still delivered locally).
     case oversize(type: String, bytes: Int)
     /// Received mail of a wire name this process has not registered (a rolling deploy); skipped.
     case unknownType(String)

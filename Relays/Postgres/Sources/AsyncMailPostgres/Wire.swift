@@ -46,7 +46,7 @@ struct OutboundPost: Sendable {
 
     /// The envelope as JSON text. Wire names and origins are validated to need no escaping.
     func payload(origin: String, firstNumber: Int? = nil) -> String {
-        var json = #"{"o":""# + origin + #"""#
+        var json = Self.start(origin: origin)
         if let firstNumber { json += #","n":\#(firstNumber)"# }
         json += #","t":""# + type + #"""#
         if let senderType, let sender {
@@ -57,12 +57,24 @@ struct OutboundPost: Sendable {
         return json + "]}"
     }
 
-    /// The envelope's size without the mails, so that a payload can be sized before it is built.
+    /// Ephemeral mode: the notification that stands for this post when it is kept in the table,
+    /// all but the row's id and the closing brace, which the publishing statement appends.
+    func spillNotice(origin: String, firstNumber: Int) -> String {
+        Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mails.count),"r":"#
+    }
+
+    /// The envelope's size without the mails, so that a mail can be sized before it is queued.
     var overheadBytes: Int { 96 + type.utf8.count + (senderType?.utf8.count ?? 0) + (sender?.count ?? 0) }
 
     /// A heartbeat: the number of the origin's last mail, so that receivers notice a lost tail.
     static func heartbeat(origin: String, last: Int) -> String {
-        #"{"o":""# + origin + #"","h":\#(last)}"#
+        start(origin: origin) + #","h":\#(last)}"#
+    }
+
+    /// How every envelope from `origin` starts, so that a relay recognises its own payloads
+    /// without decoding them.
+    static func start(origin: String) -> String {
+        #"{"o":""# + origin + #"""#
     }
 }
 
@@ -70,6 +82,8 @@ struct OutboundPost: Sendable {
 enum InboundMessage: Sendable {
     case heartbeat(origin: String, last: Int)
     case post(origin: String, firstNumber: Int?, count: Int, content: InboundContent)
+    /// Ephemeral mode: a post too large for one notification, kept in the table's row `row`.
+    case spilled(origin: String, firstNumber: Int, count: Int, row: Int64)
     case malformed(reason: String)
 }
 
@@ -97,6 +111,16 @@ private struct Envelope: Decodable {
         }
         let number = try container.decodeIfPresent(Int.self, forKey: .number)
         let count = try container.decode(Int.self, forKey: .count)
+        if let row = try container.decodeIfPresent(Int64.self, forKey: .row) {
+            guard let number else {
+                throw DecodingError.keyNotFound(
+                    WireKey.number,
+                    .init(codingPath: [], debugDescription: "a spill notice without its number")
+                )
+            }
+            message = .spilled(origin: origin, firstNumber: number, count: count, row: row)
+            return
+        }
         let type = try container.decode(String.self, forKey: .type)
         let registry = decoder.userInfo[.wireRegistry] as! WireRegistry  // always set by `decode` below
         guard let mailCodec = registry.mailCodec(named: type) else {

@@ -161,4 +161,6 @@ enum WireKey: String, CodingKey {
     case count = "c"
     /// The mails of the post, in order.
     case mails = "m"
+    /// Ephemeral mode, a post kept in the table: the id of its row.
+    case row = "r"
 }

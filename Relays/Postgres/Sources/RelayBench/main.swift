@@ -196,6 +196,15 @@ let sizes = Bench.environment["BENCH_BYTES"].flatMap(Int.init).map { [$0] } ?? [
 let modes = [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())].filter {
     Bench.environment["BENCH_MODE"] == nil || Bench.environment["BENCH_MODE"] == $0.0
 }
+if only == "bare" {
+    for bytes in sizes {
+        for _ in 0..<rounds {
+            let ceiling = try await bare(count: count, batch: 100, bytes: bytes, pipelined: true)
+            report("bare NOTIFY, batches of 100, pipelined, \(bytes) B", String(format: "%.0f mails/s", ceiling))
+        }
+    }
+    exit(0)
+}
 if only == "relay" {
     for bytes in sizes {
         for (name, mode) in modes {

@@ -202,31 +202,58 @@ struct RelayTests {
 
     // MARK: Bad input
 
-    @Test("ephemeral: an oversize mail is reported and its batch neighbours still arrive")
-    func oversizeEphemeral() async throws {
+    @Test("ephemeral: a post too large for one notification travels through the table, in order")
+    func spillEphemeral() async throws {
         let channel = try freshChannel()
         let (here, there) = (Mailroom(), Mailroom())
-        let sendingRelay = try makeRelay(here, on: channel, mode: .ephemeral)
+        let sendingRelay = try makeRelay(here, on: channel, mode: .ephemeral) { $0.maximumMailBytes = 20_000 }
         let events = EventLog(sendingRelay)
         let sending = try await start(sendingRelay)
-        let receiving = try await start(makeRelay(there, on: channel, mode: .ephemeral))
+        let receivingRelay = try makeRelay(there, on: channel, mode: .ephemeral)
+        let receiving = try await start(receivingRelay)
         let lines = await there.subscribe(to: ChatLine.self)
-        let huge = String(repeating: "x", count: 9_000)
-        await here.post(contentsOf: [ChatLine(text: "before"), ChatLine(text: huge), ChatLine(text: "after")])
-        // Many small ones: more than fit in one notification, so the batch is split.
-        await here.post(
-            contentsOf: (0..<400).map { ChatLine(text: "small \($0) " + String(repeating: "y", count: 40)) }
-        )
-        let heard = try await first(402, of: lines).map(\.text)
-        #expect(Array(heard.prefix(2)) == ["before", "after"])
-        #expect(heard.count == 402)
+        // Each step waits for the one before to arrive, so that no two posts share an envelope.
+        await here.post(ChatLine(text: "fits"))
+        #expect(try await first(1, of: lines).map(\.text) == ["fits"])
+        #expect(sendingRelay.counters.spilled == 0)
+        // Past the 8,000-byte limit: spilled, with its neighbours; past the maximum: reported.
+        let large = String(repeating: "x", count: 9_000)
+        let oversize = ChatLine(text: String(repeating: "z", count: 30_000))
+        await here.post(contentsOf: [
+            ChatLine(text: "before"), ChatLine(text: large), oversize, ChatLine(text: "after"),
+        ])
+        #expect(try await first(3, of: lines).map(\.text) == ["before", large, "after"])
+        // Many small ones: together more than one notification holds.
+        let smalls = (0..<400).map { "small \($0) " + String(repeating: "y", count: 40) }
+        await here.post(contentsOf: smalls.map(ChatLine.init(text:)))
+        #expect(try await first(400, of: lines).map(\.text) == smalls)
+        #expect(sendingRelay.counters.spilled == 403)
         #expect(sendingRelay.counters.oversize == 1)
         #expect(
             events.count {
-                if case .oversize(type: "chat.line", bytes: let bytes) = $0 { bytes > 9_000 } else { false }
+                if case .oversize(type: "chat.line", bytes: let bytes) = $0 { bytes > 30_000 } else { false }
             } == 1
         )
+        #expect(try await Database.payloads(on: channel).count == 2)
+        #expect(receivingRelay.counters.missing == 0)
         try await stop(sending)
+        try await stop(receiving)
+    }
+
+    @Test("ephemeral: a spilled post whose row is gone is reported missing, with its exact count")
+    func spillRowGone() async throws {
+        let channel = try freshChannel()
+        let there = Mailroom()
+        let relay = try makeRelay(there, on: channel, mode: .ephemeral)
+        let events = EventLog(relay)
+        let receiving = try await start(relay)
+        let lines = await there.subscribe(to: ChatLine.self)
+        try await Database.notify(on: channel, #"{"o":"fake","n":1,"t":"chat.line","c":1,"m":[{"text":"one"}]}"#)
+        try await Database.notify(on: channel, #"{"o":"fake","n":2,"c":3,"r":-1}"#)  // no row -1, ever
+        try await Database.notify(on: channel, #"{"o":"fake","n":5,"t":"chat.line","c":1,"m":[{"text":"five"}]}"#)
+        #expect(try await first(2, of: lines).map(\.text) == ["one", "five"])
+        #expect(events.all.filter { $0 == .gap(origin: "fake", missing: 3) }.count == 1)
+        #expect(relay.counters.missing == 3)
         try await stop(receiving)
     }
 
@@ -345,36 +372,23 @@ struct RelayTests {
     func queueOverflow() async throws {
         let channel = try freshChannel()
         let here = Mailroom()
-        // Never connects: nothing drains the queue.
-        var unreachable = Database.configuration
-        unreachable.options.connectTimeout = .seconds(1)
-        let relay = try PostgresRelay(
-            mailroom: here,
-            connection: .init(
-                host: "127.0.0.1",
-                port: 1,
-                username: "nobody",
-                password: nil,
-                database: nil,
-                tls: .disable
-            ),
-            // After its first failed attempt the publisher waits out a long backoff holding only
-            // its first batch (at most the queue's three), so at most six of ten posts are taken.
-            configuration: .init(
-                channel: channel,
-                mode: .ephemeral,
-                outboundQueueLimit: 3,
-                reconnectBackoff: .seconds(30) ... .seconds(30)
-            ),
+        let relay = try makeRelay(here, on: channel) { $0.outboundQueueLimit = 3 }
+        let events = relay.events()
+        let running = try await start(relay)
+        // Holding the channel's advisory lock keeps the publisher's first statement waiting: it
+        // holds at most one batch (the queue's three at most) and three more wait, so at least
+        // four of ten posts find the queue full.
+        let blocker = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 96,
             logger: Database.logger
         )
-        try relay.register(ChatLine.self, as: "chat.line")
-        let events = relay.events()
-        let running = Task { try await relay.run() }
-        try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
+        try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
         for number in 0..<10 { await here.post(ChatLine(text: "\(number)")) }
         try await awaitEvents(4, from: events) { $0 == .queueOverflow(posts: 1) }
-        #expect(relay.counters.queueOverflow <= 9)
+        try await eventually { relay.counters.queued + relay.counters.queueOverflow == 10 }
+        try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
+        try await blocker.close()
         try await stop(running)
     }
 
@@ -526,10 +540,13 @@ struct RelayTests {
         try await stop(receiving)
     }
 
-    @Test("durable: rows older than the retention are deleted, younger ones kept")
-    func retention() async throws {
+    @Test(
+        "rows older than the retention (durable) or the spill retention (ephemeral) are deleted, younger ones kept",
+        arguments: [PostgresRelay.Mode.durable(retention: .seconds(3600)), .ephemeral]
+    )
+    func retention(mode: PostgresRelay.Mode) async throws {
         let channel = try freshChannel()
-        let relay = try makeRelay(Mailroom(), on: channel, mode: .durable(retention: .seconds(3600)))
+        let relay = try makeRelay(Mailroom(), on: channel, mode: mode)
         // The table exists once a relay has started; then age one row by two hours.
         let running = try await start(relay)
         for text in ["old", "young"] {
@@ -580,6 +597,86 @@ struct RelayTests {
         #expect(try await first(2_000, of: lines).map(\.text) == (0..<2_000).map { "\($0)" })
         #expect(try await Database.backends(named: sendingRelay.applicationName) == 0)
         try await stop(receiving)
+    }
+
+    @Test("the table's payloads are compressed with lz4 when the server has it")
+    func payloadCompression() async throws {
+        let table = "asyncmail_relay_lz4_\(UInt32.random(in: 0...UInt32.max))"
+        let running = try await start(makeRelay(Mailroom(), on: freshChannel()) { $0.table = table })
+        try await stop(running)
+        let method = try await Database.values(
+            """
+            SELECT attcompression::text FROM pg_attribute
+            WHERE attrelid = to_regclass(\(table)) AND attname = 'payload'
+            """,
+            as: String.self
+        )
+        // A server built without lz4 refuses it; then the column keeps the default.
+        let serverHasLZ4 = (try? await Database.execute("CREATE TEMP TABLE lz4_probe (x text COMPRESSION lz4)")) != nil
+        #expect(method == [serverHasLZ4 ? "l" : ""])
+        try await Database.execute("DROP TABLE \(unescaped: table)")
+    }
+
+    @Test("the table made beforehand with the article's SQL serves a role that may not create tables")
+    func documentedMigration() async throws {
+        let article = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/AsyncMailPostgres/AsyncMailPostgres.docc/AcrossProcessesAndMachines.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        let blocks = text.components(separatedBy: "```sql").dropFirst()
+        try #require(blocks.count == 1, "the article has one SQL block")
+        let sql = blocks.first!.components(separatedBy: "```")[0]
+        let statements = sql.split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.hasPrefix("--") }
+            .joined(separator: " ")
+            .split(separator: ";")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        // Run as written, in a schema of its own, then handed to a role that may only use it.
+        let suffix = UInt32.random(in: 0...UInt32.max)
+        let (schema, role) = ("migration_\(suffix)", "asyncmail_migrated_\(suffix)")
+        let admin = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 97,
+            logger: Database.logger
+        )
+        try await admin.query("CREATE SCHEMA \(unescaped: schema)", logger: Database.logger)
+        try await admin.query("SET search_path = \(unescaped: schema)", logger: Database.logger)
+        for statement in statements {
+            try await admin.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger)
+        }
+        for grant in [
+            "CREATE ROLE \(role) LOGIN",
+            "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
+            "GRANT SELECT, INSERT, DELETE ON asyncmail_relay TO \(role)",
+            "GRANT USAGE ON SEQUENCE asyncmail_relay_id_seq TO \(role)",
+        ] {
+            try await admin.query(PostgresQuery(unsafeSQL: grant), logger: Database.logger)
+        }
+        var restricted = Database.configuration
+        restricted.username = role
+        restricted.options.additionalStartupParameters.append(("search_path", schema))
+        let channel = try freshChannel()
+        var relays: [PostgresRelay] = []
+        for mailroom in [Mailroom(), Mailroom()] {
+            let relay = try PostgresRelay(
+                mailroom: mailroom,
+                connection: restricted,
+                configuration: .init(channel: channel, heartbeatInterval: .milliseconds(200)),
+                logger: Database.logger
+            )
+            try relay.register(ChatLine.self, as: "chat.line")
+            relays.append(relay)
+        }
+        let running = [try await start(relays[0]), try await start(relays[1])]
+        let lines = await relays[1].mailroom.subscribe(to: ChatLine.self)
+        await relays[0].mailroom.post(ChatLine(text: "through the migrated table"))
+        #expect(try await first(1, of: lines).map(\.text) == ["through the migrated table"])
+        for task in running { try await stop(task) }
+        try await admin.query("DROP SCHEMA \(unescaped: schema) CASCADE", logger: Database.logger)
+        try await admin.query("DROP ROLE \(unescaped: role)", logger: Database.logger)
+        try await admin.close()
     }
 
     @Test("a role that may not create the table gets a clear error")
