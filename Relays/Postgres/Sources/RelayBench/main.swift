@@ -55,8 +55,27 @@ func rate(_ count: Int, since start: UInt64) -> Double {
 /// pg_notify → LISTEN with postgres-nio alone: `count` payloads, `batch` per statement. Waiting,
 /// each statement waits for its payloads to arrive before the next (batch 1 is a round trip per
 /// mail); pipelined, statements go back to back and the clock stops at the last arrival.
-func bare(count: Int, batch: Int, bytes: Int, pipelined: Bool) async throws -> Double {
+/// `alsoListening` more connections listen on the channel and drain it, as a fleet's other
+/// relays (and the sending relay itself) do.
+func bare(count: Int, batch: Int, bytes: Int, pipelined: Bool, alsoListening: Int = 0) async throws -> Double {
     let channel = "bench_bare_\(UInt32.random(in: 0...UInt32.max))"
+    var others: [(PostgresConnection, Task<Void, any Error>)] = []
+    for index in 0..<alsoListening {
+        let other = try await PostgresConnection.connect(
+            configuration: Bench.configuration,
+            id: 10 + index,
+            logger: Bench.logger
+        )
+        let (ready, isReady) = AsyncStream.makeStream(of: Void.self)
+        let draining = Task {
+            try await other.listen(on: channel) { notifications in
+                isReady.yield()
+                for try await _ in notifications {}
+            }
+        }
+        for await _ in ready { break }
+        others.append((other, draining))
+    }
     let listener = try await PostgresConnection.connect(configuration: Bench.configuration, id: 1, logger: Bench.logger)
     let sender = try await PostgresConnection.connect(configuration: Bench.configuration, id: 2, logger: Bench.logger)
     let body = String(repeating: "x", count: bytes)
@@ -91,6 +110,10 @@ func bare(count: Int, batch: Int, bytes: Int, pipelined: Bool) async throws -> D
     try await sending.value
     listening.cancel()
     try? await listener.close()
+    for (other, draining) in others {
+        draining.cancel()
+        try? await other.close()
+    }
     try? await sender.close()
     return result
 }
@@ -190,17 +213,28 @@ let count = Bench.environment["BENCH_COUNT"].flatMap(Int.init) ?? 20_000
 // relay back to back, and the ratio reported is the median of the rounds' ratios.
 let rounds = Bench.environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 5
 // For a profiler: BENCH_ONLY=relay runs only the relay's throughput, BENCH_BYTES=4000 one size,
-// BENCH_MODE=ephemeral one mode.
+// BENCH_MODE=ephemeral one mode. BENCH_ONLY=bare runs only the ceiling, each round reported, with
+// BENCH_ALSO_LISTENING more connections listening.
 let only = Bench.environment["BENCH_ONLY"]
 let sizes = Bench.environment["BENCH_BYTES"].flatMap(Int.init).map { [$0] } ?? [100, 4_000]
 let modes = [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())].filter {
     Bench.environment["BENCH_MODE"] == nil || Bench.environment["BENCH_MODE"] == $0.0
 }
 if only == "bare" {
+    let alsoListening = Bench.environment["BENCH_ALSO_LISTENING"].flatMap(Int.init) ?? 0
     for bytes in sizes {
         for _ in 0..<rounds {
-            let ceiling = try await bare(count: count, batch: 100, bytes: bytes, pipelined: true)
-            report("bare NOTIFY, batches of 100, pipelined, \(bytes) B", String(format: "%.0f mails/s", ceiling))
+            let ceiling = try await bare(
+                count: count,
+                batch: 100,
+                bytes: bytes,
+                pipelined: true,
+                alsoListening: alsoListening
+            )
+            report(
+                "bare NOTIFY, batches of 100, pipelined, \(bytes) B, \(1 + alsoListening) listening",
+                String(format: "%.0f mails/s", ceiling)
+            )
         }
     }
     exit(0)
