@@ -167,14 +167,13 @@ extension PostgresRelay {
     /// - Throws: only when reading a spilled post's row fails, after reporting its mails missing.
     func receive(_ payload: String, on connection: PostgresConnection) async throws {
         // This process's own mail and heartbeats, back from the database, are dropped before
-        // decoding: every relay of a fleet receives everything published on its channel.
+        // decoding: every relay of a fleet receives everything published on its channel, and
+        // every envelope this relay builds starts with its origin.
         if payload.utf8.starts(with: ownEnvelopeStart.utf8) { return }
         switch registry.decode(payload) {
         case .heartbeat(let from, let last):
-            guard from != origin else { return }
             account(from: from, through: last, first: nil)
         case .post(let from, let first, let count, let content):
-            guard from != origin else { return }  // this process's own mail, back from the database
             if let first {
                 switch configuration.mode {
                 case .ephemeral:
@@ -188,7 +187,6 @@ extension PostgresRelay {
             }
             await deliver(content, count: count)
         case .spilled(let from, let first, let count, let row):
-            guard from != origin else { return }
             account(from: from, through: first + count - 1, first: first)
             try await receiveSpilled(row: row, from: from, count: count, on: connection)
         case .malformed(let reason):

@@ -56,13 +56,18 @@ extension PostgresRelay {
         }
     }
 
-    /// Durable mode: one row per post, numbered for this origin.
-    private func numberedRows(of items: [OutboundQueue.Item]) -> [String] {
-        let mails = Self.mailCount(of: items)
-        var last = state.withLock { state in
+    /// Takes the next `mails` numbers of this origin; returns the number before the first.
+    /// Numbers are taken under the lock, the payloads are built outside it.
+    private func takeNumbers(_ mails: Int) -> Int {
+        state.withLock { state in
             defer { state.lastSent += mails }
             return state.lastSent
         }
+    }
+
+    /// Durable mode: one row per post, numbered for this origin.
+    private func numberedRows(of items: [OutboundQueue.Item]) -> [String] {
+        var last = takeNumbers(Self.mailCount(of: items))
         var rows: [String] = []
         for case .post(let post) in items {
             rows.append(post.payload(origin: origin, firstNumber: last + 1))
@@ -103,11 +108,7 @@ extension PostgresRelay {
     /// statement, and its notification carries the row's id.
     private func notify(_ items: [OutboundQueue.Item], on connection: PostgresConnection) async throws {
         let mails = Self.mailCount(of: items)
-        // Numbers are taken under the lock, the payloads are built outside it.
-        var last = state.withLock { state in
-            defer { state.lastSent += mails }
-            return state.lastSent
-        }
+        var last = takeNumbers(mails)
         var notices: [String] = []
         var spills: [String] = []
         var spillOfNotice: [Int] = []  // per notice: 0, or the 1-based index of its post in `spills`

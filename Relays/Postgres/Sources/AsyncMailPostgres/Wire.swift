@@ -1,8 +1,8 @@
 import AsyncMail
 import Foundation
 
-/// One post of registered mail, encoded for the wire: one row in durable mode, one or more
-/// notifications in ephemeral mode.
+/// One post of registered mail, encoded for the wire: one row in durable mode; in ephemeral mode
+/// one notification, or a row and a notification carrying its id when it does not fit one.
 struct OutboundPost: Sendable {
     let type: String
     let senderType: String?
@@ -19,21 +19,10 @@ struct OutboundPost: Sendable {
         self.mailBytes = mails.reduce(0) { $0 + $1.count }
     }
 
-    /// The same post's header with no mails yet.
-    func emptied() -> OutboundPost {
-        OutboundPost(type: type, senderType: senderType, sender: sender, mails: [])
-    }
-
     /// Appends the mails of `other`, the next post of the same type from the same sender.
     mutating func append(_ other: OutboundPost) {
         mails.append(contentsOf: other.mails)
         mailBytes += other.mailBytes
-    }
-
-    /// Appends one encoded mail.
-    mutating func append(_ mail: Data) {
-        mails.append(mail)
-        mailBytes += mail.count
     }
 
     /// Whether `next` may travel in this post: the same type from the same sender, so that the

@@ -643,17 +643,7 @@ struct RelayTests {
         restricted.username = role
         restricted.options.additionalStartupParameters.append(("search_path", schema))
         let channel = try freshChannel()
-        var relays: [PostgresRelay] = []
-        for mailroom in [Mailroom(), Mailroom()] {
-            let relay = try PostgresRelay(
-                mailroom: mailroom,
-                connection: restricted,
-                configuration: .init(channel: channel, heartbeatInterval: .milliseconds(200)),
-                logger: Database.logger
-            )
-            try relay.register(ChatLine.self, as: "chat.line")
-            relays.append(relay)
-        }
+        let relays = try [Mailroom(), Mailroom()].map { try makeRelay($0, on: channel, connection: restricted) }
         let running = [try await start(relays[0]), try await start(relays[1])]
         let lines = await relays[1].mailroom.subscribe(to: ChatLine.self)
         await relays[0].mailroom.post(ChatLine(text: "through the migrated table"))

@@ -127,6 +127,7 @@ func makeRelay(
     _ mailroom: Mailroom,
     on channel: RelayChannel,
     mode: PostgresRelay.Mode = .durable(),
+    connection: PostgresConnection.Configuration = Database.configuration,
     configure: (inout PostgresRelay.Configuration) -> Void = { _ in }
 ) throws -> PostgresRelay {
     var configuration = PostgresRelay.Configuration(
@@ -138,7 +139,7 @@ func makeRelay(
     configure(&configuration)
     let relay = try PostgresRelay(
         mailroom: mailroom,
-        connection: Database.configuration,
+        connection: connection,
         configuration: configuration,
         logger: Database.logger
     )
