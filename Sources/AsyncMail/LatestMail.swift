@@ -32,11 +32,10 @@ final class LatestMail<M: Mail> {
         @inlinable init() {}
     }
 
-    /// The newest mail of the type, whatever its sender.
+    /// The newest mail of the type, whatever its sender, kept even once an object sender that
+    /// posted it is gone: a late subscriber wants the current value, whoever set it (as with
+    /// Combine's `CurrentValueSubject`), and one mail per type is bounded.
     @usableFromInline @exclusivity(unchecked) var _newest: M?
-    /// The kept entry of the object that posted `newest`, if an object did: once that sender is
-    /// gone, `newest` is its mail and goes too.
-    @usableFromInline @exclusivity(unchecked) var _newestFromObject: FromObject?
     /// The newest mail per value sender; one per distinct value, kept until close().
     @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<M>()
     /// The newest mail per object sender, dropped once the sender is gone.
@@ -53,7 +52,6 @@ final class LatestMail<M: Mail> {
         var displaced = Displaced()
         displaced._newest = _newest
         _newest = mail
-        _newestFromObject = nil
         switch key {
         case .none:
             break
@@ -65,25 +63,16 @@ final class LatestMail<M: Mail> {
             if let kept = _byObject[sender._id], kept._sender != nil {
                 displaced._fromSender = kept._mail
                 kept._mail = mail
-                _newestFromObject = kept
             } else {
                 let kept = FromObject(sender: sender.object, mail: mail)
                 // A departed sender's entry at the same address: released after unlocking.
                 if let departed = _byObject.updateValue(kept, forKey: sender._id) {
                     displaced._swept.append(departed._mail)
                 }
-                _newestFromObject = kept
                 if _byObject.count > max(8, 2 * _countAtLastSweep) { displaced._swept += sweep() }
             }
         }
         return displaced
-    }
-
-    /// The newest mail whatever its sender, unless that sender was an object that is gone.
-    @usableFromInline
-    var newestFromLiveSender: M? {
-        if let _newestFromObject, _newestFromObject._sender == nil { return nil }
-        return _newest
     }
 
     /// The newest mail from this sender, if any.
@@ -97,8 +86,8 @@ final class LatestMail<M: Mail> {
         }
     }
 
-    /// Drops the mail of object senders that are gone, the type's newest mail among it when a
-    /// departed sender posted that; returns what it dropped, to be released after unlocking.
+    /// Drops the per-sender mail of object senders that are gone (nobody can name them any more);
+    /// the type's newest mail stays. Returns what it dropped, to be released after unlocking.
     @usableFromInline
     func sweep() -> [M] {
         var swept: [M] = []
@@ -106,11 +95,6 @@ final class LatestMail<M: Mail> {
             if entry.value._sender != nil { return true }
             swept.append(entry.value._mail)
             return false
-        }
-        if let _newestFromObject, _newestFromObject._sender == nil, let mail = _newest {
-            swept.append(mail)
-            _newest = nil
-            self._newestFromObject = nil
         }
         _countAtLastSweep = _byObject.count
         return swept

@@ -17,7 +17,7 @@ extension Mailroom {
             bufferingPolicy: bufferingPolicy,
             accepts: isIncluded,
             endSignal: endSignal,
-            replay: startingWithLatest ? { $0._latest?.newestFromLiveSender } : nil
+            replay: startingWithLatest ? { $0._latest?._newest } : nil
         )
     }
 

@@ -223,10 +223,12 @@ public final actor Mailroom {
     /// sender, for ``latest(_:)`` and ``latest(_:from:)`` and for subscriptions and observations
     /// made with `startingWithLatest: true`. Calling it again does nothing.
     ///
-    /// Memory: one mail for the type, plus one per sender that posted it. Mail from an object
-    /// sender is dropped once the sender is gone (checked whenever the number of object senders
-    /// doubles, and on every ``latest(_:from:)`` or ``subscriberCount(for:)``). Mail from a value
-    /// sender, such as a room id, stays until ``close()``: keep the set of values bounded.
+    /// Memory: one mail for the type, plus one per sender that posted it. The type's newest mail
+    /// is kept whoever posted it, even an object that is gone since: it is the current value. The
+    /// copy kept *for* an object sender is dropped once that sender is gone (checked whenever the
+    /// number of object senders doubles, and on every ``latest(_:from:)`` or
+    /// ``subscriberCount(for:)``). Mail from a value sender, such as a room id, stays until
+    /// ``close()``: keep the set of values bounded.
     ///
     /// ```swift
     /// await mailroom.retainLatest(Settings.self)
@@ -239,6 +241,8 @@ public final actor Mailroom {
     }
 
     /// The newest mail of a type, whatever its sender, if the type keeps its latest mail.
+    ///
+    /// This is the current value: it stays after an object that posted it is gone.
     public nonisolated(nonsending) func latest<M: Mail>(_ type: M.Type) async -> M? {
         _switchboard.latest(M.self, from: nil)
     }

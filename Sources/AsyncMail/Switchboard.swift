@@ -292,7 +292,7 @@ final class Switchboard: Sendable {
                 return (nil, AfterUnlock(releasing: []))
             }
             let afterUnlock = AfterUnlock(releasing: kept.sweep())
-            guard let key else { return (kept.newestFromLiveSender, afterUnlock) }
+            guard let key else { return (kept._newest, afterUnlock) }
             return (kept.newest(from: key), afterUnlock)
         }
         afterUnlock.perform()

@@ -86,7 +86,7 @@ struct ReplayTests {
         #expect(try await withTimeout { await handled.first(2) } == ["dark", "light"])
     }
 
-    @Test("mail kept for an object sender is released once the sender is gone")
+    @Test("the copy kept for an object sender is released once it is gone; the type's current value stays")
     func departedSenderReleased() async throws {
         let mailroom = Mailroom()
         await mailroom.retainLatest(Settings.self)
@@ -96,9 +96,12 @@ struct ReplayTests {
         #expect(await mailroom.retainedObjectSenderCount(for: Settings.self) == 1)
         sender = nil
         #expect(gone == nil, "kept mail must not keep its sender alive")
-        // The newest overall is the departed sender's mail too, so it goes with it.
-        #expect(await mailroom.latest(Settings.self) == nil, "the departed sender's mail is not kept as the newest")
-        #expect(await mailroom.retainedObjectSenderCount(for: Settings.self) == 0)
+        // The newest overall is the current value, whoever set it: like CurrentValueSubject.
+        #expect(await mailroom.latest(Settings.self) == Settings(theme: "theirs"))
+        #expect(await mailroom.retainedObjectSenderCount(for: Settings.self) == 0, "the per-sender copy is freed")
+        let late = await mailroom.subscribe(to: Settings.self, startingWithLatest: true)
+        await mailroom.post(Settings(theme: "next"))
+        #expect(try await withTimeout { await late.first(2) }.map(\.theme) == ["theirs", "next"])
     }
 
     @Test("kept mail survives with no subscribers, and close() releases it")
