@@ -4,33 +4,36 @@ import Synchronization
 
 /// A running bridge from a `NotificationCenter` notification into a ``AsyncMail/Mailroom``.
 ///
-/// Returned by ``AsyncMail/Mailroom/forward(_:object:from:as:)``. The `NotificationCenter`
-/// observer is removed before ``cancel()`` or the mailroom's `close()` returns: no notification
-/// posted afterwards is transformed. The bridge holds its mailroom weakly, so a mailroom that
-/// nobody else keeps is freed (which closes it and stops the bridge).
+/// Returned by ``AsyncMail/Mailroom/forward(_:object:from:as:)``. Forwarding goes on until
+/// ``cancel()`` or the mailroom's `close()`, whether or not this handle is kept: discarding it
+/// means "forward until the mailroom closes". The `NotificationCenter` observer is removed
+/// before `cancel()` or `close()` returns: no notification posted afterwards is transformed. The
+/// bridge holds its mailroom weakly, so a mailroom that nobody else keeps is freed (which closes
+/// it and stops the bridge).
 public struct NotificationForwarding: Sendable, Hashable {
-    /// The task that posts what the observer queued, in order.
-    private let task: Task<Void, Never>
     private let registration: Registration
 
     /// The observer while it is registered, and how to forget the mailroom's close action.
+    ///
+    /// The observer's block holds this strongly, so forwarding does not depend on anyone keeping
+    /// the handle; ``stop()`` removes the observer, which breaks that cycle.
     final class Registration: Sendable {
         struct Live {
             // Not Sendable; made, kept and removed only under the mutex or after taking it out.
             var observer: (any NSObjectProtocol)?
             var forgetCloseAction: (@Sendable () -> Void)?
+            var isStopped = false
+            /// Callers of `waitUntilEnded()`, resumed by `stop()`.
+            var waiting: [CheckedContinuation<Void, Never>] = []
         }
 
         let center: NotificationCenter
         private let live = Mutex(Live())
         /// ThreadSanitizer cannot see `Mutex` on Linux; this tells it about `live`'s lock.
         private let threadSanitizer = ThreadSanitizer.current
-        /// Ends the queue, so the posting task drains what is queued and stops.
-        let finishQueue: any Sendable & FinishableQueue
 
-        init(center: NotificationCenter, finishQueue: any Sendable & FinishableQueue) {
+        init(center: NotificationCenter) {
             self.center = center
-            self.finishQueue = finishQueue
         }
 
         /// Runs `body` holding the lock on `live`.
@@ -41,16 +44,30 @@ public struct NotificationForwarding: Sendable, Hashable {
         /// Whether the observer is still registered; checked before each transform.
         var isLive: Bool { withLive { $0.observer != nil } }
 
-        /// Removes the observer, forgets the close action and ends the queue; idempotent.
+        /// Removes the observer, forgets the close action and resumes every waiter; idempotent.
         func stop() {
             let taken = withLive { live in
-                defer { live = Live() }
-                return (observer: live.observer.map(Unregistered.init), forget: live.forgetCloseAction)
+                defer { live = Live(isStopped: true) }
+                return (
+                    observer: live.observer.map(Unregistered.init),
+                    forget: live.forgetCloseAction,
+                    waiting: live.waiting
+                )
             }
-            guard let observer = taken.observer else { return }
-            center.removeObserver(observer.token)
+            if let observer = taken.observer { center.removeObserver(observer.token) }
             taken.forget?()
-            finishQueue.finish()
+            for waiter in taken.waiting { waiter.resume() }
+        }
+
+        /// Returns once ``stop()`` has run.
+        func waitUntilStopped() async {
+            await withCheckedContinuation { continuation in
+                let stopped = withLive { live in
+                    if !live.isStopped { live.waiting.append(continuation) }
+                    return live.isStopped
+                }
+                if stopped { continuation.resume() }
+            }
         }
     }
 
@@ -62,15 +79,15 @@ public struct NotificationForwarding: Sendable, Hashable {
 
     /// Stops forwarding: the `NotificationCenter` observer is removed before this returns.
     ///
-    /// Mail already transformed from earlier notifications is still posted, in order. Calling it
-    /// again does nothing.
+    /// Every notification posted before it was delivered when it was posted. Calling it again
+    /// does nothing.
     public func cancel() {
         registration.stop()
     }
 
-    /// Returns once the bridge has stopped and posted everything it had queued.
+    /// Returns once the bridge has stopped: cancelled, or its mailroom closed or freed.
     public func waitUntilEnded() async {
-        await task.value
+        await registration.waitUntilStopped()
     }
 
     public static func == (lhs: NotificationForwarding, rhs: NotificationForwarding) -> Bool {
@@ -81,28 +98,22 @@ public struct NotificationForwarding: Sendable, Hashable {
         hasher.combine(ObjectIdentifier(registration))
     }
 
-    init(task: Task<Void, Never>, registration: Registration) {
-        self.task = task
+    init(registration: Registration) {
         self.registration = registration
     }
 }
 
-/// The end of a forwarding queue, whatever its mail type.
-protocol FinishableQueue {
-    func finish()
-}
-
-extension AsyncStream.Continuation: FinishableQueue {}
-
 extension Mailroom {
     /// Forwards a `NotificationCenter` notification into this mailroom as typed mail.
     ///
-    /// Each notification named `name` (optionally only from `object`) is passed to `transform`;
-    /// what it returns is posted, in the order the notifications were posted, and `nil` is
-    /// skipped. Forwarding is live when this returns, even when called from a cancelled task. It
-    /// stops when the returned ``NotificationForwarding`` is cancelled or this mailroom closes
-    /// (or is freed: the bridge does not keep it alive); the observer is removed before
-    /// `cancel()` or `close()` returns. `transform` runs on the posting thread, with no lock held.
+    /// Each notification named `name` (optionally only from `object`) is passed to `transform`
+    /// on the posting thread, with no lock held; what it returns is posted there and then, with
+    /// ``AsyncMail/Mailroom/postSynchronously(_:)``, so bridged mail takes its place in the
+    /// mailroom's one order at the moment the notification is posted, and `nil` is skipped.
+    /// Forwarding is live when this returns, even when called from a cancelled task. It goes on
+    /// until the returned ``NotificationForwarding`` is cancelled or this mailroom closes (or is
+    /// freed: the bridge does not keep it alive), whether or not the handle is kept; the
+    /// observer is removed before `cancel()` or `close()` returns.
     ///
     /// ```swift
     /// struct Terminated: Mail { let pid: Int32 }
@@ -118,28 +129,21 @@ extension Mailroom {
         from center: NotificationCenter = .default,
         as transform: @escaping @Sendable (Notification) -> M?
     ) async -> NotificationForwarding {
-        // The observer block only enqueues, so forwarding keeps the notifications' order.
-        let (queue, enqueue) = AsyncStream.makeStream(of: M.self)
-        let registration = NotificationForwarding.Registration(center: center, finishQueue: enqueue)
+        let registration = NotificationForwarding.Registration(center: center)
         registration.withLive { live in
-            live.observer = center.addObserver(forName: name, object: object, queue: nil) { [weak registration] note in
-                guard let registration, registration.isLive, let mail = transform(note) else { return }
-                enqueue.yield(mail)
+            // Strong: a discarded handle must not stop forwarding. `stop()` breaks the cycle.
+            live.observer = center.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
+                guard let mailroom = self, registration.isLive, let mail = transform(note) else { return }
+                mailroom.postSynchronously(mail)
             }
         }
-        if let closeAction = onClose({ [weak registration] in registration?.stop() }) {
+        if let closeAction = onClose({ registration.stop() }) {
             registration.withLive { live in
                 live.forgetCloseAction = { [weak self] in self?.cancelCloseAction(closeAction) }
             }
         } else {
             registration.stop()  // already closed
         }
-        let task = Task { [weak self] in
-            for await mail in queue {
-                guard let mailroom = self else { break }
-                await mailroom.post(mail)
-            }
-        }
-        return NotificationForwarding(task: task, registration: registration)
+        return NotificationForwarding(registration: registration)
     }
 }

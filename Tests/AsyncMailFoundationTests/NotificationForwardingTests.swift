@@ -150,4 +150,38 @@ struct NotificationForwardingTests {
         #expect(try await withTimeout { await readings.first(1) } == [Reading(value: 7)])
         forwarding.cancel()
     }
+    @Test("a discarded handle forwards until the mailroom closes")
+    func discardedHandleForwards() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let readings = await mailroom.subscribe(to: Reading.self)
+        let calls = Calls()
+        _ = await mailroom.forward(readingName, from: center, as: reading(calls))
+        center.post(name: readingName, object: nil, userInfo: ["value": 1])
+        center.post(name: readingName, object: nil, userInfo: ["value": 2])
+        #expect(try await withTimeout { await readings.first(2) } == [Reading(value: 1), Reading(value: 2)])
+        await mailroom.close()
+        center.post(name: readingName, object: nil, userInfo: ["value": 3])
+        #expect(calls.count.load(ordering: .relaxed) == 2, "close() removed the observer")
+    }
+
+    @Test("bridged mail takes its place in the one order when the notification is posted")
+    func bridgedMailKeepsItsPlace() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let readings = await mailroom.subscribe(to: Reading.self)
+        let forwarding = await mailroom.forward(readingName, from: center, as: reading(Calls()))
+        // One thread: 1,000 notifications, then a direct post; the direct one must come last.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                for value in 0..<1_000 { center.post(name: readingName, object: nil, userInfo: ["value": value]) }
+                mailroom.postSynchronously(Reading(value: -1))
+                done.resume()
+            }
+        }
+        let received = try await withTimeout { await readings.first(1_001) }.map(\.value)
+        #expect(received.firstIndex(of: -1) == 1_000, "the direct post came after every bridged one")
+        #expect(received.filter { $0 >= 0 } == Array(0..<1_000))
+        forwarding.cancel()
+    }
 }
