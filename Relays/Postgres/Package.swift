@@ -19,15 +19,21 @@ let package = Package(
     ],
     dependencies: [
         .package(path: "../.."),
-        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
+        // The wire format and the inbound accounting, free of PostgreSQL so that the fuzzer
+        // builds it alone (see Scripts/fuzz-relay.sh).
+        .target(name: "RelayWire", dependencies: [.product(name: "AsyncMail", package: root)]),
         .target(
             name: "AsyncMailPostgres",
             dependencies: [
+                "RelayWire",
                 .product(name: "AsyncMail", package: root),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -50,10 +56,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libFuzzer's target for decoding and accounting; without -DFUZZING it replays inputs.
+        .executableTarget(
+            name: "RelayFuzz",
+            dependencies: ["RelayWire", "RelayFuzzDriver", .product(name: "AsyncMail", package: root)]
+        ),
+        .target(name: "RelayFuzzDriver"),
         .testTarget(
             name: "AsyncMailPostgresTests",
             dependencies: [
                 "AsyncMailPostgres",
+                "RelayWire",
                 .product(name: "AsyncMail", package: root),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -3,8 +3,9 @@
     python3 Tests/chat_test.py PATH_TO_CHATSERVER [SCENARIO ...]
 
 Every scenario starts its own server on a free port, bounds every wait with a timeout that
-fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, and relay
-(two instances sharing rooms through PostgreSQL; run when PGHOST is set).
+fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, relay
+(two instances sharing rooms through PostgreSQL) and hostile (hostile rows and notifications
+under two instances); the last two run when PGHOST is set.
 """
 
 import asyncio
@@ -203,6 +204,69 @@ async def sigterm(server):
     print(f"sigterm: exited with 0 in {elapsed:.2f} s with a stalled client; others closed with {listener.close_code}")
 
 
+async def synchronise(sender, receiver, tag):
+    """Returns once a line from `sender`'s instance reaches `receiver`: both relays listen."""
+    for attempt in range(100):
+        await sender.send(f"sync {tag} {attempt}")
+        try:
+            while True:
+                line = await asyncio.wait_for(receiver.recv(), timeout=0.5)
+                if line.startswith(f"sync {tag}"):
+                    return
+        except asyncio.TimeoutError:
+            continue
+    raise AssertionError("the instances never heard each other")
+
+
+async def next_line(client):
+    """The next line that is not a sync line, within 30 s."""
+    while True:
+        line = await asyncio.wait_for(client.recv(), timeout=30)
+        if not line.startswith("sync"):
+            return line
+
+
+# What any role that may write the table, or only connect (NOTIFY needs no right), can send.
+HOSTILE = [
+    '{"o":"x","n":9223372036854775807,"t":"chat.line","st":"chat.room","s":{"name":"shared"},"c":2,"m":[{"text":"a"},{"text":"b"}]}',
+    '{"o":"x","n":-9223372036854775808,"t":"chat.line","st":"chat.room","s":{"name":"shared"},"c":1,"m":[{"text":"a"}]}',
+    '{"o":"x","n":1,"t":"chat.line","st":"chat.room","s":{"name":"shared"},"c":9223372036854775807,"m":[{"text":"a"}]}',
+    '{"o":"x","n":1,"t":"chat.line","st":"chat.room","s":{"name":"shared"},"c":0,"m":[]}',
+    '{"o":"x","h":9223372036854775807}',
+    '{"o":"x","n":1,"c":3,"r":1}',
+    '{"o":"x","n":"1","t":7,"c":true,"m":{}}',
+    "[" * 7_000,
+    "not json",
+]
+
+
+async def hostile(server):
+    """Hostile rows and notifications under two running instances: neither crashes, both still relay."""
+    other = Server(**RELAY_ENVIRONMENT)
+    try:
+        here = await connect(server.url("shared"), max_size=None)
+        there = await connect(other.url("shared"), max_size=None)
+        await server.wait_for_subscribers(1, timeout=30)
+        await other.wait_for_subscribers(1, timeout=30)
+        await synchronise(here, there, "a")
+        await synchronise(there, here, "b")
+        channel = RELAY_ENVIRONMENT["CHAT_RELAY_CHANNEL"]
+        quoted = [f"$hostile${payload}$hostile$" for payload in HOSTILE]
+        sql = "".join(f"INSERT INTO asyncmail_relay (channel, payload) VALUES ('{channel}', {row});" for row in quoted)
+        sql += "".join(f"SELECT pg_notify('{channel}', {payload});" for payload in quoted)
+        await asyncio.to_thread(subprocess.run, ["psql", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql], check=True, capture_output=True)
+        await here.send("after the hostile rows, from here")
+        assert await next_line(there) == "after the hostile rows, from here"
+        await there.send("after the hostile rows, from there")
+        assert await next_line(here) == "after the hostile rows, from there"
+        assert server.process.poll() is None and other.process.poll() is None, "an instance died"
+        await here.close()
+        await there.close()
+        print(f"hostile: {len(HOSTILE)} hostile rows and notifications; both instances still relay")
+    finally:
+        other.stop()
+
+
 async def relay(server):
     """Two instances on one PostgreSQL share rooms; a database restart mid-conversation loses nothing."""
     other = Server(**RELAY_ENVIRONMENT)
@@ -211,19 +275,6 @@ async def relay(server):
         there = await connect(other.url("shared"), max_size=None)
         await server.wait_for_subscribers(1, timeout=30)
         await other.wait_for_subscribers(1, timeout=30)
-
-        # Both relays listen once a line from each instance reaches the other.
-        async def synchronise(sender, receiver, tag):
-            for attempt in range(100):
-                await sender.send(f"sync {tag} {attempt}")
-                try:
-                    while True:
-                        line = await asyncio.wait_for(receiver.recv(), timeout=0.5)
-                        if line.startswith(f"sync {tag}"):
-                            return
-                except asyncio.TimeoutError:
-                    continue
-            raise AssertionError("the instances never heard each other")
 
         await synchronise(here, there, "a")
         await synchronise(there, here, "b")
@@ -273,11 +324,12 @@ SCENARIOS = {
     "slow": (slow, {}),
     "sigterm": (sigterm, {"SLOW_LIMIT": 1_000_000}),  # so the stalled client is still there
     "relay": (relay, RELAY_ENVIRONMENT),  # needs PostgreSQL: PGHOST and friends
+    "hostile": (hostile, RELAY_ENVIRONMENT),  # needs PostgreSQL and psql
 }
 
 
 def main():
-    chosen = sys.argv[2:] or [name for name in SCENARIOS if name != "relay" or "PGHOST" in os.environ]
+    chosen = sys.argv[2:] or [name for name in SCENARIOS if name not in ("relay", "hostile") or "PGHOST" in os.environ]
     for name in chosen:
         scenario, environment = SCENARIOS[name]
         server = Server(**environment)

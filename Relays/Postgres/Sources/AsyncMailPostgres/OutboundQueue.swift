@@ -1,3 +1,4 @@
+import RelayWire
 import Synchronization
 
 /// Posts waiting to be published, bounded; the publisher takes everything waiting at once, so
@@ -12,6 +13,8 @@ final class OutboundQueue: Sendable {
         case post(OutboundPost)
         /// Ephemeral mode: time to tell the fleet this origin's last number.
         case heartbeat
+        /// A flush: resolved once everything queued before it is published.
+        case flush(FlushTicket)
     }
 
     private struct State {
@@ -31,7 +34,8 @@ final class OutboundQueue: Sendable {
         self.limit = max(limit, 1)
     }
 
-    /// Queues an item; false when a post finds the queue full or closed (a heartbeat always fits).
+    /// Queues an item; false when a post finds the queue full, or anything finds it closed
+    /// (a heartbeat or a flush always fits).
     func append(_ item: Item) -> Bool {
         let (accepted, waking): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { state in
             guard !state.isClosed else { return (false, nil) }
@@ -53,6 +57,16 @@ final class OutboundQueue: Sendable {
         }
         waking?.resume()
         return accepted
+    }
+
+    /// Once the publisher has stopped: takes what it left, and tells the flushes among it that
+    /// the relay stopped.
+    func abandon() {
+        let left = state.withLock { state in
+            defer { state.items = [] }
+            return state.items
+        }
+        for case .flush(let ticket) in left { ticket.resolve(.notRunning) }
     }
 
     /// Stops accepting; what is queued is still handed out.

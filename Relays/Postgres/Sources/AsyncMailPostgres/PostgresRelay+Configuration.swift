@@ -6,7 +6,8 @@ extension PostgresRelay {
         /// disconnected, or whose database restarted, catches up with all it missed that is
         /// younger than `retention`. Rows older than that are deleted. Each origin numbers its
         /// rows, so a batch published again (its commit succeeded, but the answer was lost) is
-        /// delivered once.
+        /// delivered once, and mail deleted before a reader got to it (a reader away longer than
+        /// `retention`) is reported with its exact count (``RelayEvent/gap(origin:missing:)``).
         case durable(retention: Duration = .seconds(24 * 3600))
         /// At most once, and never silently lost: each post travels in one `NOTIFY` payload,
         /// numbered per origin, with a heartbeat carrying the last number, so every mail lost in
@@ -31,14 +32,24 @@ extension PostgresRelay {
         /// The largest encoded mail the relay carries; larger ones are reported as
         /// ``RelayEvent/oversize(type:bytes:)`` and stay local.
         public var maximumMailBytes: Int
-        /// How many posts may wait to be published; beyond it a post is not relayed and
-        /// ``RelayEvent/queueOverflow(posts:)`` says so.
+        /// The largest envelope the relay sends or reads: one post, a whole batch. A larger batch
+        /// is reported as ``RelayEvent/oversize(type:bytes:)`` and stays local; a larger row
+        /// received is not read, and ``RelayEvent/rejected(reason:)`` says so. At least
+        /// ``maximumMailBytes``.
+        public var maximumPostBytes: Int
+        /// How many posts may wait to be published, and how many mails may wait to be encoded;
+        /// beyond it a post is not relayed and ``RelayEvent/queueOverflow(posts:)`` says so. The
+        /// bound holds from the first post, while the database is still out of reach.
         public var outboundQueueLimit: Int
         /// How often the listening connection is checked (a half-open connection is detected
         /// within three of these) and, in ephemeral mode, how often a heartbeat is sent.
         public var heartbeatInterval: Duration
         /// The first and the longest wait before reconnecting; each wait doubles, with jitter.
         public var reconnectBackoff: ClosedRange<Duration>
+        /// The key the fleet signs and verifies payloads with, or `nil` (the default) to trust
+        /// whatever arrives on the channel. Every relay of a fleet sets the same key. See
+        /// ``RelayKey`` and *Across Processes and Machines*.
+        public var authenticationKey: RelayKey?
 
         /// A configuration for `channel`, with defaults for the rest.
         public init(
@@ -46,17 +57,31 @@ extension PostgresRelay {
             mode: Mode = .durable(),
             table: String = "asyncmail_relay",
             maximumMailBytes: Int = 1 << 20,
+            maximumPostBytes: Int = 16 << 20,
             outboundQueueLimit: Int = 10_000,
             heartbeatInterval: Duration = .seconds(1),
-            reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5)
+            reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
+            authenticationKey: RelayKey? = nil
         ) {
             self.channel = channel
             self.mode = mode
             self.table = table
             self.maximumMailBytes = maximumMailBytes
+            self.maximumPostBytes = maximumPostBytes
             self.outboundQueueLimit = outboundQueueLimit
             self.heartbeatInterval = heartbeatInterval
             self.reconnectBackoff = reconnectBackoff
+            self.authenticationKey = authenticationKey
+        }
+
+        /// How long the relay keeps a row: the durable retention, or the ephemeral mode's five
+        /// minutes for spilled posts. Also how long an origin's numbering is remembered without
+        /// mail from it.
+        var retention: Duration {
+            switch mode {
+            case .durable(let retention): retention
+            case .ephemeral: PostgresRelay.spillRetention
+            }
         }
 
         /// The table name, checked to be a plain lower-case SQL identifier.

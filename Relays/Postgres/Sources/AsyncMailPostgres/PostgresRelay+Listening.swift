@@ -1,6 +1,7 @@
 import AsyncMail
 import Logging
 import PostgresNIO
+import RelayWire
 import Synchronization
 
 extension PostgresRelay {
@@ -45,8 +46,8 @@ extension PostgresRelay {
                 },
                 { try await self.checkHealth(of: connection, waking: wake, unanswered: unanswered) },
             ])
-        } catch  where unanswered.happened {
-            throw NoAnswer(to: "a heartbeat", within: configuration.heartbeatInterval * 3)
+        } catch {
+            throw unanswered.noAnswer ?? error
         }
     }
 
@@ -104,22 +105,27 @@ extension PostgresRelay {
                 try await connection.query("SELECT 1", logger: self.logger)
             }
             wake.yield()
+            receiver.tick()  // listening time: origins unheard for the retention are forgotten
             beats += 1
             if beats % 60 == 1 {
-                // Row-level deletes: writers are not blocked.
-                let retention: Duration
-                switch configuration.mode {
-                case .durable(let kept): retention = kept
-                case .ephemeral: retention = Self.spillRetention
-                }
+                // Row-level deletes: writers are not blocked. Bounded like every call on this
+                // connection, so that a slow delete cannot stall the heartbeat for long.
+                let retention = configuration.retention
                 let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) * 1e-18
-                try await connection.query(
-                    """
-                    DELETE FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)
-                    AND created_at < now() - make_interval(secs => \(seconds))
-                    """,
-                    logger: logger
-                )
+                try await withDeadline(
+                    callDeadline,
+                    for: "the retention clean-up",
+                    closing: connection,
+                    marking: unanswered
+                ) {
+                    try await connection.query(
+                        """
+                        DELETE FROM \(unescaped: self.table) WHERE channel = \(self.configuration.channel.name)
+                        AND created_at < now() - make_interval(secs => \(seconds))
+                        """,
+                        logger: self.logger
+                    )
+                }
             }
         }
     }
@@ -134,27 +140,37 @@ extension PostgresRelay {
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
         guard try await Deadline.run(limit, body) == nil else { return }
-        unanswered.mark()
+        let noAnswer = NoAnswer(to: what, within: limit)
+        unanswered.mark(noAnswer)
         await close(connection)
-        throw NoAnswer(to: what, within: limit)
+        throw noAnswer
     }
 
-    /// Durable mode: reads every row past the cursor, in id order, and delivers it.
+    /// Durable mode: reads every row past the cursor, in id order, and delivers it. A row larger
+    /// than the post limit is not transferred: it is rejected by its size.
     private func catchUp(on connection: PostgresConnection) async throws {
         let page = 500
+        let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
         while true {
             let cursor = state.withLock { $0.cursor ?? 0 }
             let rows = try await connection.query(
                 """
-                SELECT id, payload FROM \(unescaped: table)
+                SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(limit) THEN payload END
+                FROM \(unescaped: table)
                 WHERE channel = \(configuration.channel.name) AND id > \(cursor) ORDER BY id LIMIT \(page)
                 """,
                 logger: logger
             )
             var read = 0
-            for try await (id, payload) in rows.decode((Int64, String).self) {
+            for try await (id, bytes, payload) in rows.decode((Int64, Int, String?).self) {
                 read += 1
-                try await receive(payload, on: connection)
+                if let payload {
+                    try await receive(payload, on: connection)
+                } else {
+                    report(.rejected(reason: "row \(id) has \(bytes) bytes, over the limit of \(limit)")) {
+                        $0.rejected += 1
+                    }
+                }
                 state.withLock { $0.cursor = id }
             }
             if read < page { return }
@@ -164,122 +180,99 @@ extension PostgresRelay {
     /// Delivers one received payload into the local mailroom, or reports why not; a spilled
     /// post's row is read on `connection`.
     ///
-    /// - Throws: only when reading a spilled post's row fails, after reporting its mails missing.
+    /// - Throws: only when reading a spilled post's row fails.
     func receive(_ payload: String, on connection: PostgresConnection) async throws {
-        // This process's own mail and heartbeats, back from the database, are dropped before
-        // decoding: every relay of a fleet receives everything published on its channel, and
-        // every envelope this relay builds starts with its origin.
-        if payload.utf8.starts(with: ownEnvelopeStart.utf8) { return }
-        switch registry.decode(payload) {
-        case .heartbeat(let from, let last):
-            account(from: from, through: last, first: nil)
-        case .post(let from, let first, let count, let content):
-            if let first {
-                switch configuration.mode {
-                case .ephemeral:
-                    account(from: from, through: first + count - 1, first: first)
-                case .durable:
-                    guard isFirstDelivery(from: from, first: first, count: count) else {
-                        state.withLock { $0.counters.duplicates += count }
-                        return
-                    }
-                }
+        try await perform(receiver.receive(payload)) { notice in
+            try await self.readSpilled(notice, on: connection)
+        }
+    }
+
+    /// Does what the receiver decided: reports its notes, reads a spilled row with `readRow` and
+    /// decides again, or delivers.
+    func perform(
+        _ action: InboundReceiver.Action,
+        readRow: (InboundReceiver.SpillNotice) async throws -> String?
+    ) async throws {
+        switch action {
+        case .report(let notes):
+            for note in notes { report(note) }
+        case .readSpilled(let notice):
+            let row: String?
+            do {
+                row = try await readRow(notice)
+            } catch {
+                // Its mails are reported missing by the origin's next post or heartbeat.
+                try await perform(receiver.receiveSpilled(nil, for: notice), readRow: readRow)
+                throw error
             }
-            await deliver(content, count: count)
-        case .spilled(let from, let first, let count, let row):
-            account(from: from, through: first + count - 1, first: first)
-            try await receiveSpilled(row: row, from: from, count: count, on: connection)
-        case .malformed(let reason):
-            report(.decodeFailed(type: "?", reason: reason)) { $0.decodeFailures += 1 }
-        }
-    }
-
-    /// Ephemeral mode: reads a spilled post's row and delivers it. A row that is gone (older than
-    /// the spill retention) or cannot be read loses its mails, and they are reported missing.
-    private func receiveSpilled(row: Int64, from: String, count: Int, on connection: PostgresConnection) async throws {
-        var payload: String?
-        do {
-            let rows = try await connection.query(
-                """
-                SELECT payload FROM \(unescaped: table)
-                WHERE id = \(row) AND channel = \(configuration.channel.name)
-                """,
-                logger: logger
-            )
-            for try await found in rows.decode(String.self) { payload = found }
-        } catch {
-            report(.gap(origin: from, missing: count)) { $0.missing += count }
-            throw error
-        }
-        guard let payload else {
-            report(.gap(origin: from, missing: count)) { $0.missing += count }
-            return
-        }
-        switch registry.decode(payload) {
-        case .post(_, _, _, let content):
-            await deliver(content, count: count)
-        case .heartbeat, .spilled:
-            report(.decodeFailed(type: "?", reason: "row \(row) holds no post")) { $0.decodeFailures += count }
-        case .malformed(let reason):
-            report(.decodeFailed(type: "?", reason: reason)) { $0.decodeFailures += count }
-        }
-    }
-
-    /// Posts decoded mail into the local mailroom, marked so that this relay's tap leaves it out.
-    private func deliver(_ content: InboundContent, count: Int) async {
-        switch content {
-        case .decoded(let post, let sender):
+            try await perform(receiver.receiveSpilled(row, for: notice), readRow: readRow)
+        case .deliver(let post, let sender, let notes):
+            for note in notes { report(note) }
             // Counted first, so that whoever sees the mail sees it counted.
-            state.withLock { $0.counters.received += count }
+            state.withLock { $0.counters.received.addSaturating(post.count) }
             let relayID = ObjectIdentifier(self)
             await RelayInbound.$relay.withValue(relayID) {
                 _ = await post.post(mailroom, sender)
             }
-        case .unknownType(let name):
-            report(.unknownType(name)) { $0.unknownType += count }
-        case .failed(let type, let reason):
-            report(.decodeFailed(type: type, reason: reason)) { $0.decodeFailures += count }
         }
     }
 
-    /// Durable mode: false for a row this relay has delivered already, which an origin publishes
-    /// again when it lost the answer to a commit that succeeded. Each origin numbers its rows in
-    /// commit order, so anything at or below the last number seen is a repeat.
-    private func isFirstDelivery(from origin: String, first: Int, count: Int) -> Bool {
-        state.withLock { state in
-            if let seen = state.lastNumber[origin], first <= seen { return false }
-            state.lastNumber[origin] = first + count - 1
-            return true
-        }
-    }
-
-    /// Ephemeral mode: checks an origin's numbering, and reports the exact count of what is missing.
-    private func account(from origin: String, through last: Int, first: Int?) {
-        let missing: Int = state.withLock { state in
-            guard let seen = state.lastNumber[origin] else {
-                state.lastNumber[origin] = last  // first contact: nothing before it was ours to see
-                return 0
+    /// Ephemeral mode: the payload of the row a spill notice names, if it is still there and
+    /// within the post limit (a larger one is rejected without being transferred).
+    private func readSpilled(
+        _ notice: InboundReceiver.SpillNotice,
+        on connection: PostgresConnection
+    ) async throws
+        -> String?
+    {
+        let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
+        let rows = try await connection.query(
+            """
+            SELECT octet_length(payload), CASE WHEN octet_length(payload) <= \(limit) THEN payload END
+            FROM \(unescaped: table) WHERE id = \(notice.row) AND channel = \(configuration.channel.name)
+            """,
+            logger: logger
+        )
+        for try await (bytes, payload) in rows.decode((Int, String?).self) {
+            guard let payload else {
+                report(.rejected(reason: "row \(notice.row) has \(bytes) bytes, over the limit of \(limit)")) {
+                    $0.rejected += 1
+                }
+                return nil
             }
-            let expected = seen + 1
-            let missing = max((first ?? last + 1) - expected, 0)
-            state.lastNumber[origin] = max(seen, last)
-            return missing
+            return payload
         }
-        if missing > 0 {
-            report(.gap(origin: origin, missing: missing)) { $0.missing += missing }
+        return nil
+    }
+
+    /// Reports and counts one of the receiver's notes.
+    private func report(_ note: InboundReceiver.Note) {
+        switch note {
+        case .gap(let origin, let missing):
+            report(.gap(origin: origin, missing: missing)) { $0.missing.addSaturating(missing) }
+        case .duplicate(let mails):
+            state.withLock { $0.counters.duplicates.addSaturating(mails) }
+        case .unknownType(let name, let mails):
+            report(.unknownType(name)) { $0.unknownType.addSaturating(mails) }
+        case .decodeFailed(let type, let reason, let mails):
+            report(.decodeFailed(type: type, reason: reason)) { $0.decodeFailures.addSaturating(mails) }
+        case .rejected(let reason):
+            report(.rejected(reason: reason)) { $0.rejected.addSaturating(1) }
         }
     }
 }
 
-/// Whether a heartbeat went unanswered, so that the errors closing that connection causes are
-/// reported as what they are: a connection that stopped answering.
+/// Whether a call on the listening connection went unanswered, and which, so that the errors
+/// closing that connection causes are reported as what they are: a connection that stopped
+/// answering.
 final class Unanswered: Sendable {
-    private let flag = Atomic(false)
+    private let call = Mutex<NoAnswer?>(nil)
 
-    var happened: Bool { flag.load(ordering: .sequentiallyConsistent) }
+    /// The call that went unanswered, if one did.
+    var noAnswer: NoAnswer? { call.withLock { $0 } }
 
-    func mark() {
-        flag.store(true, ordering: .sequentiallyConsistent)
+    func mark(_ noAnswer: NoAnswer) {
+        call.withLock { $0 = $0 ?? noAnswer }
     }
 }
 

@@ -1,6 +1,7 @@
 import AsyncMail
 import Logging
 import PostgresNIO
+import RelayWire
 
 extension PostgresRelay {
     /// Publishes queued posts on a connection of its own until the queue is closed and empty.
@@ -34,19 +35,37 @@ extension PostgresRelay {
                         }
                     }
                     attempt = 0
+                    Self.resolveFlushes(in: unsent, .passed)
                     unsent = []
                 } catch {
                     await close(connection)
                     connection = nil
                     let mails = Self.mailCount(of: unsent)
                     report(.publishFailed(reason: Self.reason(error), mails: mails)) { $0.publishFailures += 1 }
-                    if case .ephemeral = configuration.mode { unsent = [] }
+                    if case .ephemeral = configuration.mode {
+                        gate.lose(mails)  // counted before the flushes behind them return
+                        Self.resolveFlushes(in: unsent, .passed)
+                        unsent = []
+                    }
                     attempt += 1
-                    guard !Task.isCancelled, await backoff(attempt: attempt) else { return }
+                    guard !Task.isCancelled, await backoff(attempt: attempt) else {
+                        Self.resolveFlushes(in: unsent, .notRunning)
+                        return
+                    }
                 }
             }
         }
         await close(connection)
+    }
+
+    /// Tells the flushes among `items` how their batch ended.
+    private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushTicket.Outcome) {
+        for case .flush(let ticket) in items { ticket.resolve(outcome) }
+    }
+
+    /// `json` signed with the fleet's key, or as it is when there is none.
+    private func signed(_ json: String) -> String {
+        signer?.sign(json) ?? json
     }
 
     private static func mailCount(of items: [OutboundQueue.Item]) -> Int {
@@ -70,7 +89,7 @@ extension PostgresRelay {
         var last = takeNumbers(Self.mailCount(of: items))
         var rows: [String] = []
         for case .post(let post) in items {
-            rows.append(post.payload(origin: origin, firstNumber: last + 1))
+            rows.append(signed(post.payload(origin: origin, firstNumber: last + 1)))
             last += post.mails.count
         }
         return rows
@@ -84,7 +103,7 @@ extension PostgresRelay {
     /// lock's one row, so the lock is held before the first id is drawn, and until commit, when
     /// the wake-up `NOTIFY` is delivered.
     private func insert(_ payloads: [String], mails: Int, on connection: PostgresConnection) async throws {
-        guard !payloads.isEmpty else { return }
+        guard !payloads.isEmpty else { return }  // only flushes: nothing to write
         let channel = configuration.channel.name
         try await connection.query(
             """
@@ -116,10 +135,12 @@ extension PostgresRelay {
         for item in items {
             switch item {
             case .heartbeat:
-                notices.append(OutboundPost.heartbeat(origin: origin, last: last))
+                notices.append(signed(OutboundPost.heartbeat(origin: origin, last: last)))
                 spillOfNotice.append(0)
+            case .flush:
+                break
             case .post(let post):
-                let payload = post.payload(origin: origin, firstNumber: last + 1)
+                let payload = signed(post.payload(origin: origin, firstNumber: last + 1))
                 if payload.utf8.count <= Self.notifyLimit {
                     notices.append(payload)
                     spillOfNotice.append(0)
@@ -133,7 +154,9 @@ extension PostgresRelay {
             }
         }
         let channel = configuration.channel.name
-        if spills.isEmpty {
+        if notices.isEmpty {
+            // Only flushes: nothing to send.
+        } else if spills.isEmpty {
             try await connection.query(
                 """
                 SELECT pg_notify(\(channel), notice)

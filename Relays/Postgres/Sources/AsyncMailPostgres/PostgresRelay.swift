@@ -2,6 +2,7 @@ import AsyncMail
 import Foundation
 import Logging
 import PostgresNIO
+import RelayWire
 import ServiceLifecycle
 import Synchronization
 
@@ -24,6 +25,12 @@ import Synchronization
 ///   publisher, which keeps their order and saves one write each.
 /// - Modes: ``Mode/durable(retention:)`` loses nothing across reconnects and restarts;
 ///   ``Mode/ephemeral`` is at most once, with every loss reported. See *Across Processes and Machines*.
+/// - Untrusted input: whatever arrives from the database is checked before it is used, and
+///   what is not what a relay sends is dropped, counted and reported
+///   (``RelayEvent/rejected(reason:)``); ``Configuration/authenticationKey`` signs the fleet's
+///   payloads so that nothing else is delivered.
+/// - Publication: ``flush()`` returns once everything posted before it is committed (durable)
+///   or sent (ephemeral); until then, a process that dies loses what it had not published.
 /// - Lifecycle: a swift-service-lifecycle `Service`. ``run()`` runs until cancelled or gracefully
 ///   shut down, publishes what is queued before returning from a graceful shutdown, and closes
 ///   every connection it opened. The listener has a connection of its own.
@@ -51,11 +58,14 @@ public final class PostgresRelay: Service, Sendable {
     public let applicationName: String
 
     let registry = WireRegistry()
-    /// How this relay's own envelopes start (see ``OutboundPost/start(origin:)``).
-    let ownEnvelopeStart: String
+    /// Signs what this relay publishes, when a key is set.
+    let signer: PayloadSigner?
+    /// Decides what each received payload means; keeps every origin's numbering.
+    let receiver: InboundReceiver
     let connectionConfiguration: PostgresConnection.Configuration
     let table: String
     let logger: Logger
+    let gate: TapGate
     let queue: OutboundQueue
     let state = Mutex(State())
 
@@ -65,9 +75,6 @@ public final class PostgresRelay: Service, Sendable {
         var nextListener: UInt64 = 0
         /// Durable mode: the id of the last row read.
         var cursor: Int64?
-        /// The last number seen from each origin: ephemeral mode counts gaps with it, durable
-        /// mode drops repeats.
-        var lastNumber: [String: Int] = [:]
         /// The number of this origin's last mail.
         var lastSent = 0
     }
@@ -85,12 +92,23 @@ public final class PostgresRelay: Service, Sendable {
         self.configuration = configuration
         self.table = try configuration.validatedTable()
         self.origin = UUID().uuidString.lowercased()
-        self.ownEnvelopeStart = OutboundPost.start(origin: origin)
+        self.signer = configuration.authenticationKey?.signer
+        // The ledger's clock ticks once per heartbeat while listening: an origin is forgotten
+        // after the retention of listening without mail from it.
+        let ticks = configuration.retention / max(configuration.heartbeatInterval, .milliseconds(1))
+        self.receiver = InboundReceiver(
+            registry: registry,
+            signer: signer,
+            ownOrigin: origin,
+            followsSpillNotices: configuration.mode == .ephemeral,
+            forgetAfter: Int(min(max(ticks.rounded(.up), 1), 1e9))
+        )
         self.applicationName = "asyncmail-relay-" + origin.prefix(8)
         var connection = connection
         connection.options.additionalStartupParameters.append(("application_name", applicationName))
         self.connectionConfiguration = connection
         self.queue = OutboundQueue(limit: configuration.outboundQueueLimit)
+        self.gate = TapGate(backlogLimit: configuration.outboundQueueLimit)
         var logger = logger
         logger[metadataKey: "relay.channel"] = "\(configuration.channel)"
         logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
@@ -105,7 +123,7 @@ public final class PostgresRelay: Service, Sendable {
     /// - Throws: ``RelayConfigurationError`` when the name is invalid or registered to another
     ///   type, or the type to another name.
     public func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RelayConfigurationError) {
-        try registry.register(M.self, as: name)
+        do { try registry.register(M.self, as: name) } catch { throw Self.configurationError(error) }
     }
 
     /// Relays mail posted from senders of type `S` (such as a room id), under a wire name.
@@ -115,7 +133,15 @@ public final class PostgresRelay: Service, Sendable {
         sender type: S.Type,
         as name: String
     ) throws(RelayConfigurationError) {
-        try registry.register(sender: S.self, as: name)
+        do { try registry.register(sender: S.self, as: name) } catch { throw Self.configurationError(error) }
+    }
+
+    private static func configurationError(_ error: WireRegistry.RegistrationError) -> RelayConfigurationError {
+        switch error {
+        case .invalidName(let name): .invalidWireName(name)
+        case .wireNameTaken(let name, let type): .wireNameTaken(name, by: type)
+        case .typeAlreadyRegistered(let type, let name): .typeAlreadyRegistered(type, as: name)
+        }
     }
 
     /// What this relay has done so far.
@@ -143,58 +169,111 @@ public final class PostgresRelay: Service, Sendable {
 
     /// Runs the relay until it is cancelled or its service group shuts down gracefully.
     ///
-    /// On a graceful shutdown it stops taking new mail, publishes what is queued, then stops
-    /// listening. Connections are closed before it returns, in every case.
+    /// Mail posted from the moment it starts is taken, within ``Configuration/outboundQueueLimit``,
+    /// even while the database is still out of reach. On a graceful shutdown it stops taking new
+    /// mail, publishes what is queued, then stops listening. Connections are closed before it
+    /// returns, in every case.
     ///
-    /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the relay's table
-    ///   cannot be created or read (for example, the role lacks the right).
+    /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the server refuses to create
+    ///   or read the relay's table (for example, the role lacks the right). A server that cannot
+    ///   be reached, or a connection lost during set-up, is retried with backoff.
     public func run() async throws {
         let relayID = ObjectIdentifier(self)
-        let progress = TapProgress()
-        // Mail this relay posts into the mailroom carries its mark, so it is never sent back out.
-        // The filter runs at post time, in the one order, so `tapped` counts exactly what the
-        // tap will hand over.
-        let tap = await mailroom.subscribeToAllMail(where: { _ in
-            guard RelayInbound.relay != relayID else { return false }
-            progress.tapped.add(1, ordering: .sequentiallyConsistent)
-            return true
+        let (registry, gate) = (self.registry, self.gate)
+        // Mail this relay posts into the mailroom carries its mark, so it is never sent back out;
+        // mail that can never travel is never buffered. The filter runs at post time, in the one
+        // order, so the gate counts exactly what the tap will hand over.
+        let tap = await mailroom.subscribeToAllMail(where: { posted in
+            guard RelayInbound.relay != relayID, registry.canRelay(posted) else { return false }
+            return gate.admit(endingPost: posted.isLastInPost)
         })
-        try await prepareTable()
-        defer { finishEvents() }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.listen() }
-            await withTaskGroup(of: Void.self) { outbound in
-                outbound.addTask { await self.publish() }
-                if case .ephemeral = configuration.mode { outbound.addTask { await self.beat() } }
-                await withTaskGroup(of: Void.self) { forwarding in
-                    forwarding.addTask { await self.forward(tap, progress: progress) }
+        gate.open()
+        defer {
+            for ticket in gate.close() { ticket.resolve(.notRunning) }
+            queue.close()
+            queue.abandon()
+            finishEvents()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { forwarding in
+            // From the first post, so that the outbound bound holds while the table is prepared.
+            forwarding.addTask { await self.forward(tap) }
+            try await prepareTable()
+            await withTaskGroup(of: Void.self) { listening in
+                listening.addTask { await self.listen() }
+                await withTaskGroup(of: Void.self) { outbound in
+                    outbound.addTask { await self.publish() }
+                    if case .ephemeral = configuration.mode { outbound.addTask { await self.beat() } }
                     // Until shutdown; then what was posted before it still goes out, and no more.
                     try? await gracefulShutdown()
-                    let target = progress.tapped.load(ordering: .sequentiallyConsistent)
-                    progress.target.store(target, ordering: .sequentiallyConsistent)
-                    if progress.forwarded.load(ordering: .sequentiallyConsistent) >= target {
-                        forwarding.cancelAll()  // all forwarded already: stop waiting for more
-                    }
+                    if gate.beginShutdown() { forwarding.cancelAll() }  // all forwarded already
+                    _ = try? await forwarding.next()
+                    queue.close()
                 }
-                queue.close()
+                listening.cancelAll()  // everything queued is out: stop listening
             }
-            group.cancelAll()  // everything queued is out: stop listening
+        }
+    }
+
+    /// Returns once everything posted to the mailroom before it has been published: committed
+    /// to the table (durable mode) or sent as notifications (ephemeral mode).
+    ///
+    /// `post` returns before its mail reaches the database, so a process that dies can lose what
+    /// it posted last. Call this where that matters, such as before acknowledging work to a
+    /// client or before exiting: once it returns, a `SIGKILL` loses none of that mail. While the
+    /// database is unreachable it waits (durable mode retries the same batch).
+    ///
+    /// ```swift
+    /// await mailroom.post(OrderPlaced(id: 42))
+    /// try await relay.flush()  // the order is in the database
+    /// ```
+    ///
+    /// - Throws: ``RelayError/notRelayed(mails:)`` when mail posted since the previous flush was
+    ///   given up (each also reported as its ``RelayEvent``); ``RelayError/notRunning`` when the
+    ///   relay is not running or stops first; `CancellationError` when the caller is cancelled.
+    public func flush() async throws {
+        let ticket = FlushTicket()
+        let (registration, lostBefore) = gate.register(ticket)
+        switch registration {
+        case .notRunning: throw RelayError.notRunning
+        case .queueNow: if !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
+        case .waiting: break  // the forwarding loop queues it
+        }
+        let outcome = await withTaskCancellationHandler {
+            await ticket.wait()
+        } onCancel: {
+            ticket.resolve(.cancelled)
+        }
+        switch outcome {
+        case .passed:
+            let lost = gate.settleFlush(since: lostBefore)
+            if lost > 0 { throw RelayError.notRelayed(mails: lost) }
+        case .notRunning: throw RelayError.notRunning
+        case .cancelled: throw CancellationError()
         }
     }
 
     // MARK: Forwarding the tap
 
     /// Encodes tapped mail of registered types and queues it, a batch as one post, until a
-    /// graceful shutdown or cancellation.
-    private func forward(_ tap: AsyncStream<PostedMail>, progress: TapProgress) async {
-        let limit = configuration.maximumMailBytes
+    /// graceful shutdown or cancellation; queues each flush's marker behind the mail posted
+    /// before it.
+    private func forward(_ tap: AsyncStream<PostedMail>) async {
+        let mailLimit = configuration.maximumMailBytes
+        let postLimit = max(configuration.maximumPostBytes, mailLimit)
         var pending: OutboundPost?
+        var pendingMails = 0  // every mail of the post in progress, sent or not
+        var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
         let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
         for await posted in tap {
+            pendingMails += 1
             do {
                 if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
-                    if bytes + encoded.overheadBytes > limit {
-                        report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize += 1 }
+                    if bytes + encoded.overheadBytes > mailLimit {
+                        gate.lose(1)
+                        report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize.addSaturating(1) }
+                    } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
+                        tooLarge = true
+                        pending = nil
                     } else if pending == nil {
                         pending = encoded
                     } else {
@@ -202,19 +281,32 @@ public final class PostgresRelay: Service, Sendable {
                     }
                 }
             } catch {
+                gate.lose(1)
                 report(.publishFailed(reason: "encoding failed: \(error)", mails: 1)) { $0.publishFailures += 1 }
             }
-            if posted.isLastInPost, let post = pending {
-                pending = nil
-                if queue.append(.post(post)) {
-                    state.withLock { $0.counters.queued += post.mails.count }
-                } else {
-                    report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
+            if posted.isLastInPost {
+                if tooLarge {
+                    gate.lose(pendingMails)
+                    let type = registry.mailCodec(for: posted.mailType)?.name ?? posted.typeName
+                    report(.oversize(type: type, bytes: postLimit)) { $0.oversize.addSaturating(pendingMails) }
+                } else if let post = pending {
+                    if queue.append(.post(post)) {
+                        state.withLock { $0.counters.queued += post.mails.count }
+                    } else {
+                        gate.lose(post.mails.count)
+                        report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
+                    }
                 }
+                pending = nil
+                pendingMails = 0
+                tooLarge = false
             }
-            let forwarded = progress.forwarded.add(1, ordering: .sequentiallyConsistent).newValue
-            let target = progress.target.load(ordering: .sequentiallyConsistent)
-            if target >= 0, forwarded >= target { return }  // shutting down, and all is forwarded
+            let progress = gate.forwardedOne()
+            if progress.refusedPosts > 0 {
+                report(.queueOverflow(posts: progress.refusedPosts)) { $0.queueOverflow += progress.refusedPosts }
+            }
+            for ticket in progress.matured where !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
+            if progress.isDone { return }  // shutting down, and all is forwarded
         }
     }
 
@@ -243,7 +335,7 @@ public final class PostgresRelay: Service, Sendable {
         }
         switch event {
         case .listening: logger.info("relay listening")
-        case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow: logger.warning("relay: \(event)")
+        case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected: logger.warning("relay: \(event)")
         case .disconnected, .publishFailed: logger.error("relay: \(event)")
         }
         for listener in listeners { listener.yield(event) }
@@ -327,49 +419,87 @@ public final class PostgresRelay: Service, Sendable {
                 continue
             }
             do {
-                try await connection.withTransaction(logger: logger) { connection in
-                    // Two relays creating the table at once would collide on its type's name.
-                    try await connection.query(
-                        "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
-                        logger: logger
-                    )
-                    // `CREATE … IF NOT EXISTS` needs the right to create even when the table
-                    // exists, so a role given a table made beforehand would be refused.
-                    var exists = false
-                    let found = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: logger)
-                    for try await value in found.decode(Bool.self) { exists = value }
-                    guard !exists else { return }
-                    try await connection.query(
-                        """
-                        CREATE TABLE IF NOT EXISTS \(unescaped: table) (
-                            id bigserial PRIMARY KEY,
-                            channel text NOT NULL,
-                            created_at timestamptz NOT NULL DEFAULT now(),
-                            payload text NOT NULL
-                        )
-                        """,
-                        logger: logger
-                    )
-                    try await connection.query(
-                        "CREATE INDEX IF NOT EXISTS \(unescaped: table)_channel_id ON \(unescaped: table) (channel, id)",
-                        logger: logger
-                    )
+                // Bounded: a call in flight when the server drops the connection can hang.
+                try await withDeadline(
+                    callDeadline,
+                    for: "the table set-up",
+                    closing: connection,
+                    marking: Unanswered()
+                ) {
+                    try await self.setUpTable(on: connection)
                 }
-                await preferLZ4(on: connection)
-                let rows = try await connection.query(
-                    "SELECT coalesce(max(id), 0) FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)",
-                    logger: logger
-                )
-                var newest: Int64 = 0
-                for try await id in rows.decode(Int64.self) { newest = id }
-                state.withLock { $0.cursor = newest }
                 await close(connection)
                 return
             } catch {
                 await close(connection)
+                // Only a refusal by the server (a missing right, say) is final; a connection lost
+                // mid-way is retried like one that could not be made.
+                guard Self.isRefusedByServer(error) else {
+                    try Task.checkCancellation()
+                    report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
+                    attempt += 1
+                    guard await backoff(attempt: attempt) else { throw CancellationError() }
+                    continue
+                }
                 throw RelayError.tableSetupFailed(table: table, reason: Self.reason(error))
             }
         }
+    }
+
+    /// Creates the table when missing, and sets the cursor to the channel's newest row.
+    private func setUpTable(on connection: PostgresConnection) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
+            // Two relays creating the table at once would collide on its type's name.
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
+                logger: logger
+            )
+            // `CREATE … IF NOT EXISTS` needs the right to create even when the table
+            // exists, so a role given a table made beforehand would be refused.
+            var exists = false
+            let found = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: logger)
+            for try await value in found.decode(Bool.self) { exists = value }
+            guard !exists else { return }
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                    id bigserial PRIMARY KEY,
+                    channel text NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    payload text NOT NULL
+                )
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS \(unescaped: table)_channel_id ON \(unescaped: table) (channel, id)",
+                logger: logger
+            )
+        }
+        await preferLZ4(on: connection)
+        let rows = try await connection.query(
+            "SELECT coalesce(max(id), 0) FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)",
+            logger: logger
+        )
+        var newest: Int64 = 0
+        for try await id in rows.decode(Int64.self) { newest = id }
+        state.withLock { $0.cursor = newest }
+    }
+
+    /// Whether the server refused `error`'s statement for good: an access rule (SQLSTATE class
+    /// 42, such as a missing right) or a missing schema (3F). A connection that broke, timed out
+    /// or was terminated (57P01, say) is worth retrying.
+    static func isRefusedByServer(_ error: any Error) -> Bool {
+        if let error = error as? PSQLError {
+            guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+            return state.hasPrefix("42") || state.hasPrefix("3F")
+        }
+        if let error = error as? PostgresTransactionError {
+            return [error.beginError, error.closureError, error.commitError].contains { inner in
+                inner.map(isRefusedByServer) ?? false
+            }
+        }
+        return false
     }
 
     /// Compresses payloads with lz4 rather than PostgreSQL's default, pglz: a post of more than

@@ -10,6 +10,8 @@ public enum RelayConfigurationError: Error, Sendable, Hashable, CustomStringConv
     case typeAlreadyRegistered(String, as: String)
     /// A table name for the durable mode: a lower-case SQL identifier of 1–63 characters.
     case invalidTableName(String)
+    /// An authentication key shorter than 32 bytes, the length of its HMAC-SHA256 output.
+    case keyTooShort(bytes: Int)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum RelayConfigurationError: Error, Sendable, Hashable, CustomStringConv
         case .wireNameTaken(let name, let type): "wire name \"\(name)\" is already registered for \(type)"
         case .typeAlreadyRegistered(let type, let name): "\(type) is already registered as \"\(name)\""
         case .invalidTableName(let name): "invalid table name \"\(name)\": use a lower-case SQL identifier"
+        case .keyTooShort(let bytes): "an authentication key of \(bytes) bytes: use at least 32 random bytes"
         }
     }
 }

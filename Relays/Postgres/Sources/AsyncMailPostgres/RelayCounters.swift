@@ -12,10 +12,11 @@ public struct RelayCounters: Sendable, Hashable {
     public var received = 0
     /// Times a connection was lost or failed to connect.
     public var disconnects = 0
-    /// Durable mode: mails received a second time and dropped (an origin published a batch again
-    /// because the answer to its commit was lost).
+    /// Mails received a second time and dropped: in durable mode an origin publishes a batch
+    /// again when the answer to its commit was lost; in ephemeral mode only a replayed
+    /// notification repeats.
     public var duplicates = 0
-    /// Ephemeral mode: mails detected lost in transit.
+    /// Mails known to be lost from their origins' numbering (``RelayEvent/gap(origin:missing:)``).
     public var missing = 0
     /// Publish attempts that failed.
     public var publishFailures = 0
@@ -27,6 +28,16 @@ public struct RelayCounters: Sendable, Hashable {
     public var decodeFailures = 0
     /// Posts not relayed because the outbound queue was full.
     public var queueOverflow = 0
+    /// Received payloads dropped as not what a relay sends (``RelayEvent/rejected(reason:)``).
+    public var rejected = 0
 
     public init() {}
+}
+
+extension Int {
+    /// Adds without trapping: a count that a hostile payload inflates stops at `Int.max`.
+    mutating func addSaturating(_ other: Int) {
+        let (sum, overflow) = addingReportingOverflow(other)
+        self = overflow ? (other > 0 ? .max : .min) : sum
+    }
 }

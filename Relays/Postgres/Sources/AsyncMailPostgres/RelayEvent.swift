@@ -6,7 +6,9 @@ public enum RelayEvent: Sendable, Hashable, CustomStringConvertible {
     case listening
     /// A connection was lost or could not be made; the relay reconnects with backoff.
     case disconnected(reason: String)
-    /// Ephemeral mode: mail from `origin` was lost in transit, exactly `missing` mails.
+    /// Mail from `origin` never arrived: exactly `missing` mails, known from the origin's
+    /// numbering. Ephemeral mode: lost in transit (a disconnect, a failed publish, a spilled
+    /// row read too late). Durable mode: deleted by the retention before this relay read it.
     case gap(origin: String, missing: Int)
     /// Publishing failed; durable mode retries the same mail after reconnecting, ephemeral mode
     /// drops it and says how many mails that was.
@@ -20,6 +22,12 @@ public enum RelayEvent: Sendable, Hashable, CustomStringConvertible {
     case decodeFailed(type: String, reason: String)
     /// The outbound queue was full, so this many posts were not relayed.
     case queueOverflow(posts: Int)
+    /// A received payload was not one a relay sends, and was dropped: not JSON or the wrong
+    /// shape, a number or count out of range or inconsistent, a signature that does not verify
+    /// (with ``PostgresRelay/Configuration/authenticationKey`` set), a spill notice whose row
+    /// does not match it, or a row larger than ``PostgresRelay/Configuration/maximumPostBytes``.
+    /// Anything that can `NOTIFY` on the channel, or write the table, can send such a payload.
+    case rejected(reason: String)
 
     public var description: String {
         switch self {
@@ -31,6 +39,7 @@ public enum RelayEvent: Sendable, Hashable, CustomStringConvertible {
         case .unknownType(let name): "unknown wire type \"\(name)\""
         case .decodeFailed(let type, let reason): "a \(type) failed to decode: \(reason)"
         case .queueOverflow(let posts): "outbound queue full: \(posts) posts not relayed"
+        case .rejected(let reason): "rejected a received payload: \(reason)"
         }
     }
 }

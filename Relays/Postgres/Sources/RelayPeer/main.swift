@@ -5,7 +5,12 @@
 //   swift run --package-path Relays/Postgres RelayPeer talk 3
 //
 // The listener prints each line it hears and exits after COUNT; the talker posts COUNT lines to
-// the lobby and exits once they are published. Both read PGHOST, PGPORT, PGUSER, PGDATABASE.
+// the lobby, flushes, prints "flushed" and exits (or, with RELAY_PEER_HANG=1, waits to be
+// killed: the tests SIGKILL it there). Both read PGHOST, PGPORT, PGUSER, PGDATABASE.
+//
+// `offline COUNT` posts COUNT lines without waiting for the database, then prints its resident
+// memory and the relay's counters: with PGPORT pointing where nothing listens, it shows that the
+// outbound bound holds while the database is out of reach.
 import AsyncMail
 import AsyncMailPostgres
 import Foundation
@@ -48,12 +53,28 @@ try relay.register(sender: RoomID.self, as: "room")
 let lobby = RoomID(name: "lobby")
 let events = relay.events()
 let running = Task { try await relay.run() }
-for await event in events {
-    if case .listening = event { break }
+if role == "offline" {
+    for await event in events {
+        if case .disconnected = event { break }  // running, and the database out of reach
+    }
+} else {
+    for await event in events {
+        if case .listening = event { break }
+    }
+    say("listening")  // a line the tests wait for
 }
-say("listening")  // a line the tests wait for
 
 switch role {
+case "offline":
+    for number in 1...count { await mailroom.post(ChatLine(text: "line \(number)"), from: lobby) }
+    // Until the relay has accounted for every post, queued or refused.
+    while relay.counters.queued + relay.counters.queueOverflow < count { try await Task.sleep(for: .milliseconds(10)) }
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? "VmRSS: ?"
+    let counters = relay.counters
+    say(
+        "\(count) posts, database out of reach: \(rss.split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")); queued \(counters.queued), queue overflow \(counters.queueOverflow) posts"
+    )
 case "talk":
     for number in 1...count {
         await mailroom.post(
@@ -61,7 +82,11 @@ case "talk":
             from: lobby
         )
     }
-    while relay.counters.published < count { try await Task.sleep(for: .milliseconds(10)) }
+    try await relay.flush()  // every line is committed: a SIGKILL from here on loses none
+    say("flushed")
+    if environment["RELAY_PEER_HANG"] == "1" {
+        while true { try await Task.sleep(for: .seconds(60)) }
+    }
 default:
     var heard = 0
     for await line in await mailroom.subscribe(to: ChatLine.self, from: lobby) {

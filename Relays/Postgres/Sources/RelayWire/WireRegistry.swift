@@ -6,24 +6,31 @@ import Synchronization
 ///
 /// Wire names, not Swift type names, go over the wire, so renaming a Swift type never breaks a
 /// running fleet. Types that are not registered stay local.
-final class WireRegistry: Sendable {
+package final class WireRegistry: Sendable {
+    /// Why a registration was refused; the relay turns it into its public configuration error.
+    package enum RegistrationError: Error, Equatable {
+        case invalidName(String)
+        case wireNameTaken(String, by: String)
+        case typeAlreadyRegistered(String, as: String)
+    }
+
     /// How one registered mail type is encoded, and decoded into a post.
-    struct MailCodec: Sendable {
-        let name: String
-        let typeName: String
+    package struct MailCodec: Sendable {
+        package let name: String
+        package let typeName: String
         /// Encodes one mail with the forwarding loop's encoder.
-        let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
+        package let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
         /// Decodes the `m` array of an envelope into the post that delivers it locally.
-        let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
+        package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
     }
 
     /// How one registered sender type is encoded and decoded.
-    struct SenderCodec: Sendable {
-        let name: String
-        let typeName: String
+    package struct SenderCodec: Sendable {
+        package let name: String
+        package let typeName: String
         /// Nil for an `Optional` sender holding `nil`, which AsyncMail treats as no sender.
-        let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
-        let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Sendable
+        package let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
+        package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Sendable
     }
 
     private struct State {
@@ -35,7 +42,9 @@ final class WireRegistry: Sendable {
 
     private let state = Mutex(State())
 
-    func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RelayConfigurationError) {
+    package init() {}
+
+    package func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RegistrationError) {
         try Self.validate(name)
         let codec = MailCodec(
             name: name,
@@ -52,7 +61,7 @@ final class WireRegistry: Sendable {
                 }
             }
         )
-        try state.withLock { (state: inout State) throws(RelayConfigurationError) in
+        try state.withLock { (state: inout State) throws(RegistrationError) in
             try Self.check(
                 name,
                 codec.typeName,
@@ -64,10 +73,10 @@ final class WireRegistry: Sendable {
         }
     }
 
-    func register<S: Hashable & Sendable & Codable>(
+    package func register<S: Hashable & Sendable & Codable>(
         sender type: S.Type,
         as name: String
-    ) throws(RelayConfigurationError) {
+    ) throws(RegistrationError) {
         try Self.validate(name)
         let codec = SenderCodec(
             name: name,
@@ -79,7 +88,7 @@ final class WireRegistry: Sendable {
             },
             decode: { container in try container.decode(S.self, forKey: .sender) }
         )
-        try state.withLock { (state: inout State) throws(RelayConfigurationError) in
+        try state.withLock { (state: inout State) throws(RegistrationError) in
             try Self.check(
                 name,
                 codec.typeName,
@@ -92,30 +101,26 @@ final class WireRegistry: Sendable {
         }
     }
 
-    func mailCodec(for type: any Mail.Type) -> MailCodec? {
+    package func mailCodec(for type: any Mail.Type) -> MailCodec? {
         state.withLock { $0.mailByType[ObjectIdentifier(type)] }
     }
 
-    func mailCodec(named name: String) -> MailCodec? {
+    package func mailCodec(named name: String) -> MailCodec? {
         state.withLock { $0.mailByName[name] }
     }
 
-    func senderCodec(for sender: any Sendable) -> SenderCodec? {
+    package func senderCodec(for sender: any Sendable) -> SenderCodec? {
         state.withLock { $0.senderByType[ObjectIdentifier(type(of: sender))] }
     }
 
-    func senderCodec(named name: String) -> SenderCodec? {
+    package func senderCodec(named name: String) -> SenderCodec? {
         state.withLock { $0.senderByName[name] }
     }
 
-    private static func validate(_ name: String) throws(RelayConfigurationError) {
-        let allowed = name.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    private static func validate(_ name: String) throws(RegistrationError) {
+        guard (1...100).contains(name.utf8.count), name.utf8.allSatisfy(WireLimits.isWireNameByte) else {
+            throw .invalidName(name)
         }
-        guard allowed, (1...100).contains(name.utf8.count) else { throw .invalidWireName(name) }
     }
 
     /// Re-registering the same type under the same name is allowed; anything else is a clash.
@@ -124,26 +129,26 @@ final class WireRegistry: Sendable {
         _ typeName: String,
         nameOfType: String?,
         typeOfName: String?
-    ) throws(RelayConfigurationError) {
+    ) throws(RegistrationError) {
         if let nameOfType, nameOfType != name { throw .typeAlreadyRegistered(typeName, as: nameOfType) }
         if let typeOfName, typeOfName != typeName { throw .wireNameTaken(name, by: typeOfName) }
     }
 }
 
 /// Received mail, decoded and ready to post into the local mailroom as one post.
-struct InboundPost: Sendable {
+package struct InboundPost: Sendable {
     /// How many mails the post carries.
-    let count: Int
-    let post: @Sendable (Mailroom, (any Sendable)?) async -> Receipt
+    package let count: Int
+    package let post: @Sendable (Mailroom, (any Sendable)?) async -> Receipt
 
-    init(count: Int, post: @escaping @Sendable (Mailroom, (any Sendable)?) async -> Receipt) {
+    package init(count: Int, post: @escaping @Sendable (Mailroom, (any Sendable)?) async -> Receipt) {
         self.count = count
         self.post = post
     }
 }
 
 /// The keys of the JSON envelope that carries one post over the wire.
-enum WireKey: String, CodingKey {
+package enum WireKey: String, CodingKey {
     /// The publishing relay's origin id.
     case origin = "o"
     /// The number of the first mail, counted per origin: ephemeral receivers count gaps with it,

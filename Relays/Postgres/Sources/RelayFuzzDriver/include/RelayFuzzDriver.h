@@ -1,0 +1,1 @@
+// Empty: the driver below only provides the executable's entry point when fuzzing.

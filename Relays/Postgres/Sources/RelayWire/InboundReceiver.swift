@@ -1,0 +1,170 @@
+import Synchronization
+
+/// Turns received payloads into what the relay does with them, with no I/O of its own: the
+/// relay reads spilled rows and posts mail, this decides. Kept apart from PostgreSQL so that
+/// tests and the fuzzer drive it directly.
+///
+/// Every payload is untrusted (see ``WireLimits``). Whatever it holds, this never traps, never
+/// allocates beyond the payload's size and the ledger's bound, and touches the accounting of
+/// no origin but the one the payload names.
+package final class InboundReceiver: Sendable {
+    /// What the relay must do with one payload.
+    package enum Action: Sendable {
+        /// Deliver the post after reporting `notes` (a gap before it, say).
+        case deliver(InboundPost, sender: (any Sendable)?, notes: [Note])
+        /// Ephemeral mode: read the row a spill notice names, then call ``receiveSpilled(_:for:)``.
+        case readSpilled(SpillNotice)
+        /// Nothing to deliver; report `notes` (none for the relay's own mail coming back).
+        case report([Note])
+    }
+
+    /// Something to report and count.
+    package enum Note: Equatable, Sendable {
+        case gap(origin: String, missing: Int)
+        case duplicate(mails: Int)
+        case unknownType(String, mails: Int)
+        case decodeFailed(type: String, reason: String, mails: Int)
+        case rejected(reason: String)
+    }
+
+    /// A spill notice, not yet trusted: the row it names must hold a verified post with the same
+    /// origin, number and count.
+    package struct SpillNotice: Sendable, Equatable {
+        package let origin: String
+        package let firstNumber: Int
+        package let count: Int
+        package let row: Int64
+    }
+
+    private let registry: WireRegistry
+    private let signer: PayloadSigner?
+    private let ownStart: String
+    /// Ephemeral mode only: a durable row never holds a spill notice.
+    private let followsSpillNotices: Bool
+    private let ledger: Mutex<OriginLedger>
+
+    /// - Parameters:
+    ///   - ownOrigin: This relay's origin: its own payloads, back from the database, are dropped
+    ///     before decoding.
+    ///   - followsSpillNotices: Whether a spill notice is followed to its row (ephemeral mode) or
+    ///     rejected (durable mode, whose rows never hold one).
+    ///   - forgetAfter: Ticks (see ``tick()``) after which an unheard origin is forgotten.
+    package init(
+        registry: WireRegistry,
+        signer: PayloadSigner?,
+        ownOrigin: String,
+        followsSpillNotices: Bool = true,
+        forgetAfter: Int
+    ) {
+        self.registry = registry
+        self.signer = signer
+        self.ownStart = OutboundPost.start(origin: ownOrigin)
+        self.followsSpillNotices = followsSpillNotices
+        self.ledger = Mutex(OriginLedger(horizon: forgetAfter))
+    }
+
+    /// How many origins the ledger remembers.
+    package var rememberedOrigins: Int { ledger.withLock { $0.count } }
+
+    /// One tick of listening time: origins unheard for the horizon are forgotten.
+    package func tick() {
+        ledger.withLock { _ = $0.advance() }
+    }
+
+    /// Decides what to do with one payload: a notification, or a durable row.
+    package func receive(_ payload: String) -> Action {
+        // Every relay of a fleet receives everything published on its channel, its own mail too.
+        if PayloadSigner.unsigned(payload, signed: signer != nil).starts(with: ownStart.utf8) {
+            return .report([])
+        }
+        switch registry.decode(payload, signer: signer) {
+        case .heartbeat(let origin, let last):
+            let missing = ledger.withLock { $0.heartbeat(from: origin, last: last) }
+            return .report(missing > 0 ? [.gap(origin: origin, missing: missing)] : [])
+        case .post(let origin, let first, let count, let content):
+            return accept(content, from: origin, first: first, count: count)
+        case .spilled(let origin, let first, let count, let row):
+            guard followsSpillNotices else { return .report([.rejected(reason: "a spill notice in a durable row")]) }
+            return .readSpilled(SpillNotice(origin: origin, firstNumber: first, count: count, row: row))
+        case .rejected(let reason):
+            return .report([.rejected(reason: reason)])
+        }
+    }
+
+    /// Decides what to do with the row a spill notice named: `nil` when there is no such row (it
+    /// outlived the spill retention) or it could not be read. Those mails are not counted here:
+    /// the notice itself is unverified, and the origin's next post or heartbeat reports them.
+    package func receiveSpilled(_ row: String?, for notice: SpillNotice) -> Action {
+        guard let row else { return .report([]) }
+        switch registry.decode(row, signer: signer) {
+        case .post(let origin, let first?, let count, let content)
+        where origin == notice.origin && first == notice.firstNumber && count == notice.count:
+            return accept(content, from: origin, first: first, count: count)
+        case .rejected(let reason):
+            return .report([.rejected(reason: "row \(notice.row): \(reason)")])
+        case .post, .heartbeat, .spilled:
+            return .report([.rejected(reason: "row \(notice.row) does not hold the post its notice names")])
+        }
+    }
+
+    private func accept(_ content: InboundContent, from origin: String, first: Int?, count: Int) -> Action {
+        var notes: [Note] = []
+        if let first {
+            // The wire layer checked both, so this cannot overflow.
+            let verdict = ledger.withLock { $0.post(from: origin, first: first, last: first + count - 1) }
+            switch verdict {
+            case .deliver(let missing):
+                if missing > 0 { notes.append(.gap(origin: origin, missing: missing)) }
+            case .duplicate:
+                return .report([.duplicate(mails: count)])
+            case .overlapping(let delivered):
+                return .report([
+                    .rejected(
+                        reason: "mails \(first)+\(count) from \(origin) overlap those delivered up to \(delivered)"
+                    )
+                ])
+            }
+        }
+        switch content {
+        case .decoded(let post, let sender):
+            return .deliver(post, sender: sender, notes: notes)
+        case .unknownType(let name):
+            return .report(notes + [.unknownType(name, mails: count)])
+        case .failed(let type, let reason):
+            return .report(notes + [.decodeFailed(type: type, reason: reason, mails: count)])
+        }
+    }
+}
+
+extension InboundReceiver.Action {
+    /// What this action breaks of the receiver's promises, or nil: every count in it is in
+    /// `1...WireLimits.maximumNumber`, every origin valid. The fuzzer and the tests check it.
+    package var brokenPromise: String? {
+        let notes: [InboundReceiver.Note]
+        switch self {
+        case .deliver(let post, _, let found):
+            guard (1...WireLimits.maximumNumber).contains(post.count) else { return "delivers \(post.count) mails" }
+            notes = found
+        case .report(let found):
+            notes = found
+        case .readSpilled(let notice):
+            guard notice.row >= 1, notice.count >= 1, notice.firstNumber >= 1,
+                notice.firstNumber - 1 <= WireLimits.maximumNumber - notice.count
+            else { return "an unchecked spill notice \(notice)" }
+            notes = []
+        }
+        for note in notes {
+            switch note {
+            case .gap(let origin, let missing):
+                guard WireLimits.isValidOrigin(origin), (1...WireLimits.maximumNumber).contains(missing) else {
+                    return "gap of \(missing) from \(origin)"
+                }
+            case .duplicate(let mails), .unknownType(_, let mails), .decodeFailed(_, _, let mails):
+                guard (1...WireLimits.maximumNumber).contains(mails) else { return "\(note) counts \(mails)" }
+            case .rejected(let reason):
+                guard !reason.isEmpty else { return "a rejection without a reason" }
+            }
+        }
+        return nil
+    }
+}

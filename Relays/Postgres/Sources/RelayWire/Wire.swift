@@ -1,0 +1,259 @@
+import AsyncMail
+import Foundation
+
+/// One post of registered mail, encoded for the wire: one row in durable mode; in ephemeral mode
+/// one notification, or a row and a notification carrying its id when it does not fit one.
+package struct OutboundPost: Sendable {
+    package let type: String
+    package let senderType: String?
+    package let sender: Data?
+    package private(set) var mails: [Data]
+    /// The encoded mails' bytes, added up.
+    package private(set) var mailBytes: Int
+
+    package init(type: String, senderType: String?, sender: Data?, mails: [Data]) {
+        self.type = type
+        self.senderType = senderType
+        self.sender = sender
+        self.mails = mails
+        self.mailBytes = mails.reduce(0) { $0 + $1.count }
+    }
+
+    /// Appends the mails of `other`, the next post of the same type from the same sender.
+    package mutating func append(_ other: OutboundPost) {
+        mails.append(contentsOf: other.mails)
+        mailBytes += other.mailBytes
+    }
+
+    /// Whether `next` may travel in this post: the same type from the same sender, so that the
+    /// receivers post the two as one batch, in the same order and with nothing in between, and the
+    /// sum stays under `limit` bytes.
+    package func canAbsorb(_ next: OutboundPost, upTo limit: Int) -> Bool {
+        type == next.type && senderType == next.senderType && sender == next.sender
+            && mailBytes + next.mailBytes <= limit
+    }
+
+    /// The envelope as JSON text. Wire names and origins are validated to need no escaping.
+    package func payload(origin: String, firstNumber: Int? = nil) -> String {
+        var json = Self.start(origin: origin)
+        if let firstNumber { json += #","n":\#(firstNumber)"# }
+        json += #","t":""# + type + #"""#
+        if let senderType, let sender {
+            json += #","st":""# + senderType + #"","s":"# + String(decoding: sender, as: UTF8.self)
+        }
+        json += #","c":\#(mails.count),"m":["#
+        json += mails.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",")
+        return json + "]}"
+    }
+
+    /// Ephemeral mode: the notification that stands for this post when it is kept in the table,
+    /// all but the row's id and the closing brace, which the publishing statement appends.
+    ///
+    /// Never signed: the row's id is only known inside the statement. Receivers trust nothing in
+    /// it until they have read the row it names, verified it, and found the same origin, number
+    /// and count there.
+    package func spillNotice(origin: String, firstNumber: Int) -> String {
+        Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mails.count),"r":"#
+    }
+
+    /// The envelope's size without the mails, so that a mail can be sized before it is queued.
+    package var overheadBytes: Int {
+        96 + PayloadSigner.signatureLength + type.utf8.count + (senderType?.utf8.count ?? 0) + (sender?.count ?? 0)
+    }
+
+    /// A heartbeat: the number of the origin's last mail, so that receivers notice a lost tail.
+    package static func heartbeat(origin: String, last: Int) -> String {
+        start(origin: origin) + #","h":\#(last)}"#
+    }
+
+    /// How every envelope from `origin` starts, so that a relay recognises its own payloads
+    /// without decoding them.
+    package static func start(origin: String) -> String {
+        #"{"o":""# + origin + #"""#
+    }
+}
+
+/// The bounds every received envelope is checked against before anything in it is used.
+///
+/// Everything that arrives from the database is untrusted: any role that may connect can
+/// `NOTIFY` on any channel, and a role with `INSERT` on the table can write any row.
+package enum WireLimits {
+    /// The largest mail number an origin uses: 2^53 − 1, JSON's exact integers. An origin
+    /// posting a million mails a second reaches it after 285 years, and sums of two numbers
+    /// below it never overflow `Int`.
+    package static let maximumNumber = (1 << 53) - 1
+    /// The longest origin id: relays use 36-character UUIDs.
+    package static let maximumOriginBytes = 64
+
+    /// Whether `origin` could be a relay's origin id: 1–64 bytes of `A-Z a-z 0-9 . _ -`.
+    package static func isValidOrigin(_ origin: String) -> Bool {
+        (1...maximumOriginBytes).contains(origin.utf8.count) && origin.utf8.allSatisfy(isWireNameByte)
+    }
+
+    /// The bytes of wire names and origins, which need no escaping in JSON or SQL.
+    package static func isWireNameByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+}
+
+/// What one received payload turned out to be.
+package enum InboundMessage: Sendable {
+    /// An origin's last number; `last` is in `0...WireLimits.maximumNumber`.
+    case heartbeat(origin: String, last: Int)
+    /// A post of `count` mails numbered from `firstNumber` (absent only in payloads from before
+    /// numbering); the numbers are in range and `count` matches the mails carried.
+    case post(origin: String, firstNumber: Int?, count: Int, content: InboundContent)
+    /// Ephemeral mode: a post too large for one notification, kept in the table's row `row`.
+    /// Nothing in it is trusted until that row is read and matches.
+    case spilled(origin: String, firstNumber: Int, count: Int, row: Int64)
+    /// Not an envelope a relay sends: not JSON, the wrong shape, out-of-range numbers, a count
+    /// that disagrees with its mails, or a signature that does not verify.
+    case rejected(reason: String)
+}
+
+/// The decoded post, or why it could not be.
+package enum InboundContent: Sendable {
+    case decoded(InboundPost, sender: (any Sendable)?)
+    case unknownType(String)
+    case failed(type: String, reason: String)
+}
+
+extension CodingUserInfoKey {
+    fileprivate static let wireRegistry = CodingUserInfoKey(rawValue: "AsyncMailPostgres.registry")!
+}
+
+/// An envelope's field that is invalid although it decoded; becomes ``InboundMessage/rejected(reason:)``.
+private struct Invalid: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Any JSON value, skipped: counts the mails of a type this process does not know.
+private struct Skipped: Decodable {
+    init(from decoder: any Decoder) throws {}
+}
+
+/// Decodes an envelope with the registry's codecs: the header always, the mails when their type
+/// is known. Every number and count is checked before it is used.
+private struct Envelope: Decodable {
+    let message: InboundMessage
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: WireKey.self)
+        let origin = try container.decode(String.self, forKey: .origin)
+        guard WireLimits.isValidOrigin(origin) else { throw Invalid(description: "an invalid origin") }
+        if let last = try container.decodeIfPresent(Int.self, forKey: .heartbeat) {
+            guard (0...WireLimits.maximumNumber).contains(last) else {
+                throw Invalid(description: "heartbeat number \(last) out of range")
+            }
+            message = .heartbeat(origin: origin, last: last)
+            return
+        }
+        let number = try container.decodeIfPresent(Int.self, forKey: .number)
+        let count = try container.decode(Int.self, forKey: .count)
+        guard count >= 1 else { throw Invalid(description: "count \(count)") }
+        if let number {
+            // Both are checked first, so the sum cannot overflow.
+            guard (1...WireLimits.maximumNumber).contains(number), count <= WireLimits.maximumNumber,
+                number - 1 <= WireLimits.maximumNumber - count
+            else { throw Invalid(description: "numbers \(number) + \(count) out of range") }
+        }
+        if let row = try container.decodeIfPresent(Int64.self, forKey: .row) {
+            guard let number else { throw Invalid(description: "a spill notice without its number") }
+            guard row >= 1 else { throw Invalid(description: "row \(row)") }
+            message = .spilled(origin: origin, firstNumber: number, count: count, row: row)
+            return
+        }
+        let type = try container.decode(String.self, forKey: .type)
+        let registry = decoder.userInfo[.wireRegistry] as! WireRegistry  // always set by `decode` below
+        guard let mailCodec = registry.mailCodec(named: type) else {
+            let carried = try container.decode([Skipped].self, forKey: .mails).count
+            guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+            message = .post(origin: origin, firstNumber: number, count: count, content: .unknownType(type))
+            return
+        }
+        let content: InboundContent
+        do {
+            var sender: (any Sendable)?
+            if let senderType = try container.decodeIfPresent(String.self, forKey: .senderType) {
+                guard let senderCodec = registry.senderCodec(named: senderType) else {
+                    let carried = try container.decode([Skipped].self, forKey: .mails).count
+                    guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+                    message = .post(
+                        origin: origin,
+                        firstNumber: number,
+                        count: count,
+                        content: .unknownType(senderType)
+                    )
+                    return
+                }
+                sender = try senderCodec.decode(container)
+            }
+            let post = try mailCodec.decode(container)
+            guard post.count == count else { throw Invalid(description: "count \(count) for \(post.count) mails") }
+            content = .decoded(post, sender: sender)
+        } catch let invalid as Invalid {
+            throw invalid
+        } catch {
+            // The envelope is sound but its mails are not of the registered shape (a version
+            // skew): reported as a decode failure of that type, with the header's count.
+            let carried = (try? container.decode([Skipped].self, forKey: .mails).count) ?? -1
+            guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+            content = .failed(type: type, reason: String(describing: error))
+        }
+        message = .post(origin: origin, firstNumber: number, count: count, content: content)
+    }
+}
+
+extension WireRegistry {
+    /// Decodes one payload, verifying its signature first when `signer` is set; never throws: a
+    /// bad payload is a message that says what was wrong with it.
+    package func decode(_ payload: String, signer: PayloadSigner?) -> InboundMessage {
+        var json = Substring(payload)
+        if let signer {
+            guard let verified = signer.verified(payload) else {
+                return .rejected(reason: "the signature does not verify")
+            }
+            json = verified
+        }
+        let decoder = JSONDecoder()
+        decoder.userInfo[.wireRegistry] = self
+        do {
+            return try decoder.decode(Envelope.self, from: Data(json.utf8)).message
+        } catch let invalid as Invalid {
+            return .rejected(reason: invalid.description)
+        } catch {
+            return .rejected(reason: "not an envelope: \(error)")
+        }
+    }
+
+    /// Encodes one tapped post of registered mail, or returns nil when it stays local: its type is
+    /// not registered, or its sender is an object (identity means nothing elsewhere) or of a type
+    /// that is not registered.
+    package func encode(_ posted: PostedMail, with encoder: JSONEncoder) throws -> (OutboundPost, bytes: Int)? {
+        guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
+        var senderType: String?
+        var senderData: Data?
+        if let sender = posted.sender {
+            // Objects are never registered (a sender type is `Codable` and `Hashable` by value), so
+            // mail from an object or actor stays local here too.
+            guard let senderCodec = senderCodec(for: sender) else { return nil }
+            senderData = try senderCodec.encode(sender, encoder)
+            senderType = senderData == nil ? nil : senderCodec.name  // nil for a sender of `nil`
+        }
+        let mail = try mailCodec.encode(posted.mail, encoder)
+        return (
+            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mails: [mail]), mail.count
+        )
+    }
+
+    /// Whether tapped mail could travel: its type is registered, and it has no sender or a sender
+    /// of a registered type. Mail that never travels is never buffered for the relay.
+    package func canRelay(_ posted: PostedMail) -> Bool {
+        guard mailCodec(for: posted.mailType) != nil else { return false }
+        guard let sender = posted.sender else { return true }
+        return senderCodec(for: sender) != nil
+    }
+}

@@ -1,0 +1,232 @@
+import AsyncMail
+import Foundation
+import PostgresNIO
+import Testing
+
+@testable import AsyncMailPostgres
+
+extension RelayTests {
+    // MARK: Untrusted input
+
+    @Test("ephemeral, with a key: a forged NOTIFY is rejected and counted, never delivered")
+    func forgedNotify() async throws {
+        let channel = try freshChannel()
+        let key = try RelayKey(Array("a fleet's shared secret, 32+ bytes".utf8))
+        let (here, there) = (Mailroom(), Mailroom())
+        let sender = try makeRelay(here, on: channel, mode: .ephemeral) { $0.authenticationKey = key }
+        let receiver = try makeRelay(there, on: channel, mode: .ephemeral) { $0.authenticationKey = key }
+        let running = [try await start(sender), try await start(receiver)]
+        let events = receiver.events()
+        let lines = await there.subscribe(to: ChatLine.self)
+        try await Database.notify(on: channel, #"{"o":"fake","n":1,"t":"chat.line","c":1,"m":[{"text":"forged"}]}"#)
+        let wrongKey = try RelayKey(Array(repeating: 1, count: 32))
+        try await Database.notify(
+            on: channel,
+            wrongKey.signer.sign(#"{"o":"fake","n":2,"t":"chat.line","c":1,"m":[{"text":"forged too"}]}"#)
+        )
+        try await awaitEvents(2, from: events) { if case .rejected = $0 { true } else { false } }
+        await here.post(ChatLine(text: "signed"))
+        #expect(try await first(1, of: lines).map(\.text) == ["signed"])
+        #expect(receiver.counters.rejected == 2)
+        #expect(receiver.counters.received == 1)
+        for task in running { try await stop(task) }
+    }
+
+    @Test(
+        "durable: mail the retention deleted before a reader got to it is reported with its exact count",
+        .timeLimit(.minutes(2))
+    )
+    func durableGapAfterRetention() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let writer = try makeRelay(here, on: channel)
+        let runningWriter = try await start(writer)  // the table exists from here on
+        // The reader runs under a role of its own, so that it can be kept from the database.
+        let role = "asyncmail_reader_\(UInt32.random(in: 0...UInt32.max))"
+        try await Database.execute(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN"))
+        try await Database.execute(
+            PostgresQuery(unsafeSQL: "GRANT SELECT, INSERT, DELETE ON asyncmail_relay TO \(role)")
+        )
+        try await Database.execute(
+            PostgresQuery(unsafeSQL: "GRANT USAGE ON SEQUENCE asyncmail_relay_id_seq TO \(role)")
+        )
+        var asReader = Database.configuration
+        asReader.username = role
+        let reader = try makeRelay(there, on: channel, connection: asReader)
+        let events = reader.events()
+        let runningReader = try await start(reader)
+        let lines = await there.subscribe(to: ChatLine.self)
+        await here.post(ChatLine(text: "before"))
+        #expect(try await first(1, of: lines).map(\.text) == ["before"])
+
+        try await Database.execute(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) NOLOGIN"))
+        try await Database.terminate(reader.applicationName)
+        for number in 1...50 { await here.post(ChatLine(text: "lost \(number)")) }
+        try await writer.flush()
+        // As the retention clean-up deletes them, before the reader is back.
+        try await Database.execute("DELETE FROM asyncmail_relay WHERE channel = \(channel.name)")
+        try await Database.execute(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) LOGIN"))
+        await here.post(ChatLine(text: "after"))
+
+        #expect(try await first(1, of: lines).map(\.text) == ["after"])
+        let origin = writer.origin
+        try await awaitEvents(1, from: events) { $0 == .gap(origin: origin, missing: 50) }
+        #expect(reader.counters.missing == 50)
+        try await stop(runningReader)
+        try await stop(runningWriter)
+        try await Database.execute(PostgresQuery(unsafeSQL: "DROP OWNED BY \(role)"))
+        try await Database.execute(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))
+    }
+
+    // MARK: Start-up and the listening connection's edges
+
+    @Test("a database out of reach at start-up: mail that cannot travel is never buffered; the bound holds")
+    func unreachableAtStartup() async throws {
+        // Nothing listens on port 1: every attempt is refused.
+        let unreachable = PostgresConnection.Configuration(
+            host: "127.0.0.1",
+            port: 1,
+            username: "postgres",
+            password: nil,
+            database: nil,
+            tls: .disable
+        )
+        let mailroom = Mailroom()
+        let relay = try makeRelay(mailroom, on: freshChannel(), connection: unreachable) { $0.outboundQueueLimit = 50 }
+        let events = relay.events()
+        let running = Task { try await relay.run() }
+        try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
+
+        for number in 0..<5_000 {
+            await mailroom.post(LocalNote(text: "\(number)"))
+            await mailroom.post(ChatLine(text: "\(number)"), from: Speaker())
+        }
+        #expect(relay.tapCounts.admitted == 0, "unregistered types and object senders are never buffered")
+
+        for number in 0..<5_000 { await mailroom.post(ChatLine(text: "\(number)")) }
+        try await eventually { relay.tapCounts.forwarded == relay.tapCounts.admitted }
+        let counters = relay.counters
+        #expect(counters.queued <= 50, "the outbound queue holds at most its limit")
+        #expect(counters.queued + counters.queueOverflow == 5_000, "every post not queued is reported")
+        #expect(relay.tapCounts.lost == counters.queueOverflow)
+        running.cancel()
+        _ = try? await withTimeout { try await running.value }
+    }
+
+    @Test("a connection lost during table set-up is retried, not fatal", .timeLimit(.minutes(1)))
+    func setupConnectionLost() async throws {
+        // Holding the set-up lock parks the relay inside set-up, where its connection is then cut.
+        let holder = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 96,
+            logger: Database.logger
+        )
+        let relay = try makeRelay(Mailroom(), on: freshChannel())
+        let events = relay.events()
+        let running = Task { try await relay.run() }
+        do {
+            try await holder.query(
+                "SELECT pg_advisory_lock(hashtext('asyncmail-relay-setup'))",
+                logger: Database.logger
+            )
+            try await eventually { try await Database.advisoryLockWaiters() >= 1 }
+            try await Database.terminate(relay.applicationName)
+            try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
+            try await holder.query(
+                "SELECT pg_advisory_unlock(hashtext('asyncmail-relay-setup'))",
+                logger: Database.logger
+            )
+            try await awaitEvents(1, from: events) { $0 == .listening }
+        } catch {
+            Issue.record(error)
+        }
+        try await holder.close()
+        running.cancel()
+        try await withTimeout { try await running.value }
+    }
+
+    @Test("a retention clean-up that hangs has a deadline: the connection is replaced", .timeLimit(.minutes(1)))
+    func retentionDeadline() async throws {
+        let channel = try freshChannel()
+        let relay = try makeRelay(Mailroom(), on: channel)
+        try await stop(try await start(relay))  // the table exists
+        // An expired row, locked by an open transaction: the clean-up's DELETE waits on it.
+        try await Database.execute(
+            "INSERT INTO asyncmail_relay (channel, payload, created_at) VALUES (\(channel.name), '{}', now() - interval '2 days')"
+        )
+        let holder = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 95,
+            logger: Database.logger
+        )
+        try await holder.query("BEGIN", logger: Database.logger)
+        try await holder.query(
+            "SELECT id FROM asyncmail_relay WHERE channel = \(channel.name) FOR UPDATE",
+            logger: Database.logger
+        )
+        let again = try makeRelay(Mailroom(), on: channel)
+        let events = again.events()
+        do {
+            let running = try await start(again)
+            try await awaitEvents(1, from: events, within: .seconds(30)) { event in
+                if case .disconnected(let reason) = event { reason.contains("retention") } else { false }
+            }
+            try await stop(running)
+        } catch {
+            Issue.record(error)
+        }
+        try await holder.query("ROLLBACK", logger: Database.logger)
+        try await holder.close()
+    }
+
+    // MARK: Flush
+
+    @Test("flush: not running is an error; returns once published; says what was given up since the last")
+    func flushOutcomes() async throws {
+        let mailroom = Mailroom()
+        let relay = try makeRelay(mailroom, on: freshChannel()) { $0.maximumMailBytes = 300 }
+        await #expect(throws: RelayError.notRunning) { try await relay.flush() }
+        let running = try await start(relay)
+        for number in 1...20 { await mailroom.post(ChatLine(text: "\(number)")) }
+        try await relay.flush()
+        #expect(relay.counters.published == 20)
+        await mailroom.post(ChatLine(text: String(repeating: "x", count: 1_000)))  // too large: stays local
+        await mailroom.post(ChatLine(text: "fits"))
+        await #expect(throws: RelayError.notRelayed(mails: 1)) { try await relay.flush() }
+        try await relay.flush()  // nothing given up since the last flush
+        #expect(relay.counters.published == 21)
+        try await stop(running)
+        await #expect(throws: RelayError.notRunning) { try await relay.flush() }
+    }
+
+    @Test("a process killed right after flush() returned lost none of what it flushed", .timeLimit(.minutes(2)))
+    func flushSurvivesSIGKILL() async throws {
+        let peer = RelayPeer.path
+        #expect(FileManager.default.isExecutableFile(atPath: peer), "build RelayPeer first: swift build")
+        let channel = try freshChannel()
+        let here = Mailroom()
+        let receiving = try await start(makeRelay(here, on: channel))
+        let lobby = await here.subscribe(to: ChatLine.self, from: RoomID(name: "lobby"))
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: peer)
+        process.arguments = ["talk", "2000"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["RELAY_CHANNEL"] = channel.name
+        environment["RELAY_PEER_HANG"] = "1"
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let output = lines(of: pipe)
+        #expect(try await first(2, of: output) == ["listening", "flushed"])
+        kill(process.processIdentifier, SIGKILL)
+        try await eventually { !process.isRunning }
+
+        let heard = try await first(2_000, of: lobby)
+        #expect(heard.count == 2_000)
+        #expect(Set(heard.map(\.text)).count == 2_000, "each line once")
+        try await stop(receiving)
+    }
+}
