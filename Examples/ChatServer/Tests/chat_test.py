@@ -218,12 +218,24 @@ async def synchronise(sender, receiver, tag):
     raise AssertionError("the instances never heard each other")
 
 
-async def next_line(client):
-    """The next line that is not a sync line, within 30 s."""
-    while True:
-        line = await asyncio.wait_for(client.recv(), timeout=30)
-        if not line.startswith("sync"):
-            return line
+async def connected_pair(server, other):
+    """A client on each instance's room "shared", once each instance's relay hears the other's."""
+    here = await connect(server.url("shared"), max_size=None)
+    there = await connect(other.url("shared"), max_size=None)
+    await server.wait_for_subscribers(1, timeout=30)
+    await other.wait_for_subscribers(1, timeout=30)
+    await synchronise(here, there, "a")
+    await synchronise(there, here, "b")
+    return here, there
+
+
+async def hear_line(client, expected):
+    """Waits up to 30 s for `expected`, passing over sync lines and the client's own echoes."""
+    async def hear():
+        while (await client.recv()) != expected:
+            pass
+
+    await asyncio.wait_for(hear(), timeout=30)
 
 
 # What any role that may write the table, or only connect (NOTIFY needs no right), can send.
@@ -244,21 +256,16 @@ async def hostile(server):
     """Hostile rows and notifications under two running instances: neither crashes, both still relay."""
     other = Server(**RELAY_ENVIRONMENT)
     try:
-        here = await connect(server.url("shared"), max_size=None)
-        there = await connect(other.url("shared"), max_size=None)
-        await server.wait_for_subscribers(1, timeout=30)
-        await other.wait_for_subscribers(1, timeout=30)
-        await synchronise(here, there, "a")
-        await synchronise(there, here, "b")
+        here, there = await connected_pair(server, other)
         channel = RELAY_ENVIRONMENT["CHAT_RELAY_CHANNEL"]
         quoted = [f"$hostile${payload}$hostile$" for payload in HOSTILE]
         sql = "".join(f"INSERT INTO asyncmail_relay (channel, payload) VALUES ('{channel}', {row});" for row in quoted)
         sql += "".join(f"SELECT pg_notify('{channel}', {payload});" for payload in quoted)
         await asyncio.to_thread(subprocess.run, ["psql", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql], check=True, capture_output=True)
         await here.send("after the hostile rows, from here")
-        assert await next_line(there) == "after the hostile rows, from here"
+        await hear_line(there, "after the hostile rows, from here")
         await there.send("after the hostile rows, from there")
-        assert await next_line(here) == "after the hostile rows, from there"
+        await hear_line(here, "after the hostile rows, from there")
         assert server.process.poll() is None and other.process.poll() is None, "an instance died"
         await here.close()
         await there.close()
@@ -271,13 +278,7 @@ async def relay(server):
     """Two instances on one PostgreSQL share rooms; a database restart mid-conversation loses nothing."""
     other = Server(**RELAY_ENVIRONMENT)
     try:
-        here = await connect(server.url("shared"), max_size=None)
-        there = await connect(other.url("shared"), max_size=None)
-        await server.wait_for_subscribers(1, timeout=30)
-        await other.wait_for_subscribers(1, timeout=30)
-
-        await synchronise(here, there, "a")
-        await synchronise(there, here, "b")
+        here, there = await connected_pair(server, other)
         # Sync lines still on their way are skipped by `hear` below.
 
         lines = 200

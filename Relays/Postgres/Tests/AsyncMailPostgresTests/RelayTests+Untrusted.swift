@@ -201,25 +201,17 @@ extension RelayTests {
 
     @Test("a process killed right after flush() returned lost none of what it flushed", .timeLimit(.minutes(2)))
     func flushSurvivesSIGKILL() async throws {
-        let peer = RelayPeer.path
-        #expect(FileManager.default.isExecutableFile(atPath: peer), "build RelayPeer first: swift build")
         let channel = try freshChannel()
         let here = Mailroom()
         let receiving = try await start(makeRelay(here, on: channel))
         let lobby = await here.subscribe(to: ChatLine.self, from: RoomID(name: "lobby"))
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: peer)
-        process.arguments = ["talk", "2000"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["RELAY_CHANNEL"] = channel.name
-        environment["RELAY_PEER_HANG"] = "1"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let (process, output) = try RelayPeer.launch(
+            ["talk", "2000"],
+            on: channel,
+            environment: ["RELAY_PEER_HANG": "1"]
+        )
         defer { if process.isRunning { process.terminate() } }
-        let output = lines(of: pipe)
         #expect(try await first(2, of: output) == ["listening", "flushed"])
         kill(process.processIdentifier, SIGKILL)
         try await eventually { !process.isRunning }

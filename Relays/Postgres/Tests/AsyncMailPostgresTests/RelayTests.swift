@@ -110,20 +110,9 @@ struct RelayTests {
 
     @Test("two processes: a second process hears this one's mail, in order")
     func secondProcess() async throws {
-        let peer = RelayPeer.path
-        #expect(FileManager.default.isExecutableFile(atPath: peer), "build RelayPeer first: swift build")
         let channel = try freshChannel()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: peer)
-        process.arguments = ["listen", "20"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["RELAY_CHANNEL"] = channel.name
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
+        let (process, output) = try RelayPeer.launch(["listen", "20"], on: channel)
         defer { if process.isRunning { process.terminate() } }
-        let output = lines(of: pipe)
         #expect(try await first(1, of: output) == ["listening"])
 
         let here = Mailroom()
@@ -715,5 +704,25 @@ enum RelayPeer {
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         return packageRoot.appendingPathComponent(".build/debug/RelayPeer").path
+    }
+
+    /// Starts RelayPeer with `arguments` on `channel`; returns it with the lines it prints.
+    static func launch(
+        _ arguments: [String],
+        on channel: RelayChannel,
+        environment extra: [String: String] = [:]
+    ) throws -> (Process, AsyncStream<String>) {
+        #expect(FileManager.default.isExecutableFile(atPath: path), "build RelayPeer first: swift build")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["RELAY_CHANNEL"] = channel.name
+        environment.merge(extra) { _, new in new }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        return (process, lines(of: pipe))
     }
 }
