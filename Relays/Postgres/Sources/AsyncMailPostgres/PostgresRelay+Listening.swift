@@ -130,22 +130,6 @@ extension PostgresRelay {
         }
     }
 
-    /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes
-    /// `connection` and throws, without waiting for `body` (see ``Deadline``).
-    func withDeadline(
-        _ limit: Duration,
-        for what: String,
-        closing connection: PostgresConnection,
-        marking unanswered: Unanswered,
-        _ body: @escaping @Sendable () async throws -> Void
-    ) async throws {
-        guard try await Deadline.run(limit, body) == nil else { return }
-        let noAnswer = NoAnswer(to: what, within: limit)
-        unanswered.mark(noAnswer)
-        await close(connection)
-        throw noAnswer
-    }
-
     /// Durable mode: reads every row past the cursor, in id order, and delivers it. A row larger
     /// than the post limit is not transferred: it is rejected by its size.
     private func catchUp(on connection: PostgresConnection) async throws {
@@ -262,34 +246,7 @@ extension PostgresRelay {
     }
 }
 
-/// Whether a call on the listening connection went unanswered, and which, so that the errors
-/// closing that connection causes are reported as what they are: a connection that stopped
-/// answering.
-final class Unanswered: Sendable {
-    private let call = Mutex<NoAnswer?>(nil)
-
-    /// The call that went unanswered, if one did.
-    var noAnswer: NoAnswer? { call.withLock { $0 } }
-
-    func mark(_ noAnswer: NoAnswer) {
-        call.withLock { $0 = $0 ?? noAnswer }
-    }
-}
-
 /// The notification stream of a listening connection ended: the connection is gone.
 struct ListenerEnded: Error, CustomStringConvertible {
     var description: String { "the listening connection closed" }
-}
-
-/// A connection did not answer in time: probably half-open, or stuck on a server that went away.
-struct NoAnswer: Error, CustomStringConvertible {
-    let what: String
-    let limit: Duration
-
-    init(to what: String, within limit: Duration) {
-        self.what = what
-        self.limit = limit
-    }
-
-    var description: String { "no answer to \(what) within \(limit): the connection is treated as lost" }
 }

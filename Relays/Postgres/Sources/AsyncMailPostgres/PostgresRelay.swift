@@ -356,51 +356,6 @@ public final class PostgresRelay: Service, Sendable {
         for listener in listeners { listener.finish() }
     }
 
-    // MARK: Connections
-
-    /// How long opening a connection or one publish may take before it is given up: ten
-    /// heartbeats, at least 5 s.
-    var callDeadline: Duration { max(configuration.heartbeatInterval * 10, .seconds(5)) }
-
-    /// Opens a connection of this relay's own, or fails after `callDeadline`: a server that is
-    /// starting up can accept the socket and then never finish the handshake.
-    func connect() async throws -> PostgresConnection {
-        let limit = callDeadline
-        let opened = try await Deadline.run(limit) {
-            try await PostgresConnection.connect(
-                configuration: self.connectionConfiguration,
-                id: 0,
-                logger: self.logger
-            )
-        } late: { connection in
-            try? await connection.close()
-        }
-        guard let opened else { throw ConnectTimedOut(limit: limit) }
-        return opened
-    }
-
-    /// Closes a connection, waiting a second at most: closing one the server has dropped can
-    /// hang too. Tried even when the caller is cancelled, so that no backend is left behind.
-    func close(_ connection: PostgresConnection?) async {
-        guard let connection else { return }
-        _ = try? await Deadline.run(.seconds(1), cancellable: false) { try await connection.close() }
-    }
-
-    /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
-    /// the upper, with jitter so that a fleet does not reconnect in step. False when cancelled.
-    func backoff(attempt: Int) async -> Bool {
-        let bounds = configuration.reconnectBackoff
-        let exponential = bounds.lowerBound * Double(1 << min(attempt, 16))
-        let capped = min(exponential, bounds.upperBound)
-        let delay = capped * Double.random(in: 0.5...1.0)
-        do {
-            try await Task.sleep(for: delay)
-            return true
-        } catch {
-            return false
-        }
-    }
-
     /// Creates the table (durable mode's rows, ephemeral mode's spilled posts) and its index when
     /// missing, and sets the cursor to the newest row, so that a new relay hears only what is
     /// posted from now on. Retries while the server cannot be reached; throws when the server
@@ -526,12 +481,6 @@ public final class PostgresRelay: Service, Sendable {
             logger.notice("relay table payloads keep their compression: \(Self.reason(error))")
         }
     }
-}
-
-/// Opening a connection took longer than the relay allows.
-struct ConnectTimedOut: Error, CustomStringConvertible {
-    let limit: Duration
-    var description: String { "no connection within \(limit)" }
 }
 
 /// Marks posts a relay makes into its own mailroom, so that its tap leaves them out.

@@ -698,12 +698,12 @@ func postPaced(
 }
 
 enum RelayPeer {
-    /// The RelayPeer executable beside the test bundle, or ASYNCMAIL_RELAY_PEER.
+    /// The RelayPeer executable beside the test bundle, wherever SwiftPM built it (under
+    /// `--scratch-path` too), or ASYNCMAIL_RELAY_PEER.
     static var path: String {
         if let path = ProcessInfo.processInfo.environment["ASYNCMAIL_RELAY_PEER"] { return path }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return packageRoot.appendingPathComponent(".build/debug/RelayPeer").path
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return bundle.deletingLastPathComponent().appendingPathComponent("RelayPeer").path
     }
 
     /// Starts RelayPeer with `arguments` on `channel`; returns it with the lines it prints.

@@ -1,0 +1,98 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+// Connections: each relay opens its own (one listens, one publishes, one at a time sets up the
+// table), each call on them bounded by a deadline, and reconnects with backoff.
+extension PostgresRelay {
+    /// How long opening a connection or one publish may take before it is given up: ten
+    /// heartbeats, at least 5 s.
+    var callDeadline: Duration { max(configuration.heartbeatInterval * 10, .seconds(5)) }
+
+    /// Opens a connection of this relay's own, or fails after `callDeadline`: a server that is
+    /// starting up can accept the socket and then never finish the handshake.
+    func connect() async throws -> PostgresConnection {
+        let limit = callDeadline
+        let opened = try await Deadline.run(limit) {
+            try await PostgresConnection.connect(
+                configuration: self.connectionConfiguration,
+                id: 0,
+                logger: self.logger
+            )
+        } late: { connection in
+            try? await connection.close()
+        }
+        guard let opened else { throw ConnectTimedOut(limit: limit) }
+        return opened
+    }
+
+    /// Closes a connection, waiting a second at most: closing one the server has dropped can
+    /// hang too. Tried even when the caller is cancelled, so that no backend is left behind.
+    func close(_ connection: PostgresConnection?) async {
+        guard let connection else { return }
+        _ = try? await Deadline.run(.seconds(1), cancellable: false) { try await connection.close() }
+    }
+
+    /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
+    /// the upper, with jitter so that a fleet does not reconnect in step. False when cancelled.
+    func backoff(attempt: Int) async -> Bool {
+        let bounds = configuration.reconnectBackoff
+        let exponential = bounds.lowerBound * Double(1 << min(attempt, 16))
+        let capped = min(exponential, bounds.upperBound)
+        let delay = capped * Double.random(in: 0.5...1.0)
+        do {
+            try await Task.sleep(for: delay)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes
+    /// `connection` and throws, without waiting for `body` (see ``Deadline``).
+    func withDeadline(
+        _ limit: Duration,
+        for what: String,
+        closing connection: PostgresConnection,
+        marking unanswered: Unanswered,
+        _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        guard try await Deadline.run(limit, body) == nil else { return }
+        let noAnswer = NoAnswer(to: what, within: limit)
+        unanswered.mark(noAnswer)
+        await close(connection)
+        throw noAnswer
+    }
+}
+
+/// Opening a connection took longer than the relay allows.
+struct ConnectTimedOut: Error, CustomStringConvertible {
+    let limit: Duration
+    var description: String { "no connection within \(limit)" }
+}
+
+/// Whether a call on a connection went unanswered, and which, so that the errors closing that
+/// connection causes are reported as what they are: a connection that stopped answering.
+final class Unanswered: Sendable {
+    private let call = Mutex<NoAnswer?>(nil)
+
+    /// The call that went unanswered, if one did.
+    var noAnswer: NoAnswer? { call.withLock { $0 } }
+
+    func mark(_ noAnswer: NoAnswer) {
+        call.withLock { $0 = $0 ?? noAnswer }
+    }
+}
+
+/// A connection did not answer in time: probably half-open, or stuck on a server that went away.
+struct NoAnswer: Error, CustomStringConvertible {
+    let what: String
+    let limit: Duration
+
+    init(to what: String, within limit: Duration) {
+        self.what = what
+        self.limit = limit
+    }
+
+    var description: String { "no answer to \(what) within \(limit): the connection is treated as lost" }
+}
