@@ -77,6 +77,7 @@ public final class PostgresRelay: Service, Sendable {
         var cursor: Int64?
         /// The number of this origin's last mail.
         var lastSent = 0
+        var logThrottle = LogThrottle()
     }
 
     /// A relay for `mailroom`; nothing connects until ``run()``.
@@ -328,15 +329,23 @@ public final class PostgresRelay: Service, Sendable {
     // MARK: Events
 
     /// Counts, logs and broadcasts an event.
+    ///
+    /// Every event is counted and broadcast; log lines are throttled per kind of event (see
+    /// ``LogThrottle``).
     func report(_ event: RelayEvent, counting: (inout RelayCounters) -> Void) {
-        let listeners = state.withLock { state in
+        let now = ContinuousClock.now
+        let (listeners, leftOut) = state.withLock { state in
             counting(&state.counters)
-            return Array(state.listeners.values)
+            return (Array(state.listeners.values), state.logThrottle.admit(event.kind, at: now))
         }
-        switch event {
-        case .listening: logger.info("relay listening")
-        case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected: logger.warning("relay: \(event)")
-        case .disconnected, .publishFailed: logger.error("relay: \(event)")
+        if let leftOut {
+            let also = leftOut > 0 ? " (and \(leftOut) more like it not logged)" : ""
+            switch event {
+            case .listening: logger.info("relay listening\(also)")
+            case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected:
+                logger.warning("relay: \(event)\(also)")
+            case .disconnected, .publishFailed: logger.error("relay: \(event)\(also)")
+            }
         }
         for listener in listeners { listener.yield(event) }
     }

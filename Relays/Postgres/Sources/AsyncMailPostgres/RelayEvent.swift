@@ -42,4 +42,23 @@ public enum RelayEvent: Sendable, Hashable, CustomStringConvertible {
         case .rejected(let reason): "rejected a received payload: \(reason)"
         }
     }
+
+    /// The event's case, without its values.
+    enum Kind: Sendable, Hashable {
+        case listening, disconnected, gap, publishFailed, oversize, unknownType, decodeFailed, queueOverflow, rejected
+    }
+
+    var kind: Kind {
+        switch self {
+        case .listening: .listening
+        case .disconnected: .disconnected
+        case .gap: .gap
+        case .publishFailed: .publishFailed
+        case .oversize: .oversize
+        case .unknownType: .unknownType
+        case .decodeFailed: .decodeFailed
+        case .queueOverflow: .queueOverflow
+        case .rejected: .rejected
+        }
+    }
 }

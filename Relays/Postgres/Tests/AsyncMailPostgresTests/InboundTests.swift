@@ -1,5 +1,6 @@
 import AsyncMail
 import Foundation
+import Logging
 import RelayWire
 import Testing
 
@@ -170,6 +171,23 @@ struct InboundTests {
         #expect(throws: RelayConfigurationError.keyTooShort(bytes: 16)) { try RelayKey(Array(repeating: 1, count: 16)) }
     }
 
+    @Test("a flood of rejected payloads is counted and reported in full, but logged once a second")
+    func floodIsNotLoggedLineByLine() async throws {
+        let lines = Locked<[String]>([])
+        let mailroom = Mailroom()
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: Database.configuration,
+            configuration: .init(channel: RelayChannel("inbound_tests"), mode: .ephemeral),
+            logger: Logger(label: "flood") { _ in CapturingLogHandler(lines: lines) }
+        )
+        let events = relay.events()
+        for _ in 0..<1_000 { try await receive("not an envelope", by: relay) }
+        #expect(relay.counters.rejected == 1_000)
+        try await awaitEvents(1_000, from: events) { if case .rejected = $0 { true } else { false } }
+        #expect(lines.withLock { $0.filter { $0.contains("rejected") }.count } == 1)
+    }
+
     @Test("seeded random payloads: no trap, every answer within its bounds, the ledger bounded")
     func randomPayloads() async throws {
         var random = SeededRandom(seed: 2026)
@@ -278,5 +296,21 @@ struct SeededRandom {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+/// Keeps every line logged through it.
+struct CapturingLogHandler: LogHandler {
+    let lines: Locked<[String]>
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.withLock { $0.append("\(event.message)") }
     }
 }
