@@ -169,8 +169,7 @@ private struct Envelope: Decodable {
         let type = try container.decode(String.self, forKey: .type)
         let registry = decoder.userInfo[.wireRegistry] as! WireRegistry  // always set by `decode` below
         guard let mailCodec = registry.mailCodec(named: type) else {
-            let carried = try container.decode([Skipped].self, forKey: .mails).count
-            guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+            try Self.requireMails(count, in: container)
             message = .post(origin: origin, firstNumber: number, count: count, content: .unknownType(type))
             return
         }
@@ -179,8 +178,7 @@ private struct Envelope: Decodable {
             var sender: (any Sendable)?
             if let senderType = try container.decodeIfPresent(String.self, forKey: .senderType) {
                 guard let senderCodec = registry.senderCodec(named: senderType) else {
-                    let carried = try container.decode([Skipped].self, forKey: .mails).count
-                    guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+                    try Self.requireMails(count, in: container)
                     message = .post(
                         origin: origin,
                         firstNumber: number,
@@ -199,11 +197,17 @@ private struct Envelope: Decodable {
         } catch {
             // The envelope is sound but its mails are not of the registered shape (a version
             // skew): reported as a decode failure of that type, with the header's count.
-            let carried = (try? container.decode([Skipped].self, forKey: .mails).count) ?? -1
-            guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+            try Self.requireMails(count, in: container)
             content = .failed(type: type, reason: String(describing: error))
         }
         message = .post(origin: origin, firstNumber: number, count: count, content: content)
+    }
+
+    /// Checks that the envelope carries exactly `count` mails, whatever their type: the header's
+    /// count is what every counter adds, so it must be the real one.
+    private static func requireMails(_ count: Int, in container: KeyedDecodingContainer<WireKey>) throws {
+        let carried = try container.decode([Skipped].self, forKey: .mails).count
+        guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
     }
 }
 
