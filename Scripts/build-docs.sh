@@ -26,5 +26,6 @@ docc convert "$package/Sources/$target/$target.docc" \
     --fallback-display-name "$target" \
     --fallback-bundle-identifier "org.asyncmail.$target" \
     --output-path "$output" \
+    --enable-experimental-overloaded-symbol-presentation \
     --warnings-as-errors
 echo "documentation built: $output"

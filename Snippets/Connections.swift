@@ -18,7 +18,7 @@ let (fromClient, client) = AsyncStream.makeStream(of: String.self)
 let (toClient, socket) = AsyncStream.makeStream(of: String.self)
 
 // Subscribe first: live on return, so the client's own first line reaches it too.
-let inbox = await mailroom.subscribe(to: ChatLine.self, from: lobby, backlogLimit: 4_096)
+let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), backlogLimit: 4_096)
 let connection = Task {
     await inbox.serve { line in
         socket.yield(line.text)  // outbound: a socket write
@@ -38,16 +38,16 @@ for await text in toClient {
 client.finish()  // the client leaves
 let end = await connection.value
 print("the connection ended:", end)
-print("subscribers left in the lobby:", await mailroom.subscriberCount(for: ChatLine.self, from: lobby))
+print("subscribers left in the lobby:", await mailroom.subscriberCount(for: ChatLine.self, from: .only(lobby)))
 // snippet.hide
 guard case .inboundEnded = end else { preconditionFailure("ended with \(end)") }
-let leftInLobby = await mailroom.subscriberCount(for: ChatLine.self, from: lobby)
+let leftInLobby = await mailroom.subscriberCount(for: ChatLine.self, from: .only(lobby))
 precondition(leftInLobby == 0)
 // snippet.show
 
 // A client that stops reading: its socket write never returns. Past its backlog limit of 8 it
 // is ended, even though the write is still stuck.
-let stalledInbox = await mailroom.subscribe(to: ChatLine.self, from: lobby, backlogLimit: 8)
+let stalledInbox = await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), backlogLimit: 8)
 let stalled = Task {
     await stalledInbox.serve { _ in
         for await _ in AsyncStream<Void>.makeStream().stream {}  // a write that never completes

@@ -19,9 +19,9 @@ let mailroom = Mailroom()
 let alice = Player(name: "alice")
 let bob = Player(name: "bob")
 
-let fromAlice = await mailroom.subscribe(to: Said.self, from: alice)  // identity, held weakly
-let inLobby = await mailroom.subscribe(to: Said.self, from: RoomID(name: "lobby"))  // equality
-let byAnyPlayer = await mailroom.subscribe(to: Said.self, from: Player.self)  // envelopes
+let fromAlice = await mailroom.subscribe(to: Said.self, from: .only(alice))  // identity, held weakly
+let inLobby = await mailroom.subscribe(to: Said.self, from: .only(RoomID(name: "lobby")))  // equality
+let byAnyPlayer = await mailroom.subscribe(to: Said.self, fromAny: Player.self)  // envelopes
 
 await mailroom.post(Said(text: "hi all"), from: alice)
 await mailroom.post(Said(text: "hello"), from: bob)

@@ -5,7 +5,8 @@
 /// network connection: one client that stops reading can hold at most `backlogLimit` mails, then
 /// its subscription is removed, where an `.unbounded` `AsyncStream` would grow without limit and a
 /// `.bufferingNewest` one would lose mail silently. Make one with
-/// ``Mailroom/subscribe(to:backlogLimit:startingWithLatest:where:)`` or its `from:` forms.
+/// ``Mailroom/subscribe(to:from:backlogLimit:startingWithLatest:where:)`` or
+/// ``Mailroom/subscribe(to:fromAny:backlogLimit:startingWithLatest:where:)``.
 ///
 /// - Ordering: mail arrives in the one order every subscriber of the mailroom shares.
 /// - Buffering: up to ``backlogLimit`` mails wait for the consumer. The post that finds the buffer
@@ -18,7 +19,7 @@
 /// - One consumer: iterate it once, from one task, like `AsyncStream`.
 ///
 /// ```swift
-/// let inbox = await mailroom.subscribe(to: ChatLine.self, from: RoomID("lobby"), backlogLimit: 256)
+/// let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlogLimit: 256)
 /// do {
 ///     for try await line in inbox { print(line.text) }
 /// } catch {
@@ -38,6 +39,9 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
         self.continuation = subscription._continuation
         self.endSignal = endSignal
     }
+
+    /// The subscription underneath, for an observation to run its handler from.
+    var subscription: Subscription<Element> { Subscription(stream: stream, continuation: continuation) }
 
     /// The most mail this subscription buffers for a consumer that is behind.
     public var backlogLimit: Int { endSignal.limit }

@@ -1,8 +1,13 @@
 /// A mail handed over together with the sender that posted it.
 ///
-/// Subscriptions made with ``Mailroom/subscribe(to:from:bufferingPolicy:where:)->AsyncStream<Envelope<M,S>>``
-/// yield envelopes, so one loop can serve every sender of a type and still tell
-/// them apart.
+/// Subscriptions made with ``Mailroom/subscribe(to:fromAny:bufferingPolicy:startingWithLatest:where:)``
+/// yield envelopes, so one loop can serve every sender of a type and still tell them apart.
+///
+/// ```swift
+/// for await envelope in await mailroom.subscribe(to: Moved.self, fromAny: Player.self) {
+///     print(envelope.sender.name, envelope.mail.square)
+/// }
+/// ```
 public struct Envelope<M: Mail, S: Sendable>: Sendable {
     /// The mail that was posted.
     public let mail: M

@@ -1,7 +1,7 @@
 // Not inlinable: subscribing is not the hot path, and this keeps `EndSignal` out of the ABI.
 extension Mailroom {
-    /// Subscribes to every mail of a type with a backlog limit: a consumer that falls
-    /// `backlogLimit` mails behind is ended instead of buffering without bound.
+    /// Subscribes to mail of a type with a backlog limit: a consumer that falls `backlogLimit`
+    /// mails behind is ended instead of buffering without bound.
     ///
     /// Use it wherever mail feeds something that can stall, such as one WebSocket connection:
     /// the worst a stalled consumer costs is `backlogLimit` buffered mails, then its subscription
@@ -14,14 +14,16 @@ extension Mailroom {
     /// network consumer takes it, and a limit under 1,000 would end a healthy client. The
     /// buffer holds mail, not bytes, so the memory bound is `backlogLimit` times the mail size.
     ///
-    /// The subscription is live when this returns; the other parameters are those of
-    /// ``subscribe(to:bufferingPolicy:startingWithLatest:where:)``.
+    /// The subscription is live when this returns; `from`, `startingWithLatest` and `where` work
+    /// as in ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)``. This is the form
+    /// for one connection in one room:
     ///
     /// ```swift
-    /// let orders = await mailroom.subscribe(to: OrderPlaced.self, backlogLimit: 1_024)
+    /// let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlogLimit: 4_096)
     /// ```
     public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
+        from senders: Senders = .everyone,
         backlogLimit: Int,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
@@ -29,6 +31,7 @@ extension Mailroom {
         bounded(backlogLimit) { bufferingPolicy, endSignal in
             subscription(
                 to: M.self,
+                from: senders,
                 bufferingPolicy: bufferingPolicy,
                 startingWithLatest: startingWithLatest,
                 where: isIncluded,
@@ -37,75 +40,26 @@ extension Mailroom {
         }
     }
 
-    /// Subscribes to mail from one sender value, such as a room id, with a backlog limit.
+    /// Subscribes to mail posted by any sender that is an `S`, handed over with its sender, with a
+    /// backlog limit.
     ///
-    /// The sender matches exactly as in ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)-1kkxi``;
-    /// the backlog limit works as in ``subscribe(to:backlogLimit:startingWithLatest:where:)``.
-    /// This is the form for one connection in one room:
+    /// Senders match as in ``subscribe(to:fromAny:bufferingPolicy:startingWithLatest:where:)``;
+    /// the backlog limit works as in ``subscribe(to:from:backlogLimit:startingWithLatest:where:)``.
     ///
     /// ```swift
-    /// let inbox = await mailroom.subscribe(to: ChatLine.self, from: RoomID("lobby"), backlogLimit: 4_096)
+    /// let moves = await mailroom.subscribe(to: Moved.self, fromAny: Player.self, backlogLimit: 256)
     /// ```
-    public nonisolated(nonsending) func subscribe<M: Mail, S: Hashable & Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
         to type: M.Type,
-        from sender: S,
+        fromAny senderType: S.Type,
         backlogLimit: Int,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> BoundedStream<M> {
+    ) async -> BoundedStream<Envelope<M, S>> {
         bounded(backlogLimit) { bufferingPolicy, endSignal in
             subscription(
                 to: M.self,
-                from: sender,
-                bufferingPolicy: bufferingPolicy,
-                startingWithLatest: startingWithLatest,
-                where: isIncluded,
-                endSignal: endSignal
-            )
-        }
-    }
-
-    /// Subscribes to mail from one object or actor, matched by identity, with a backlog limit.
-    ///
-    /// The sender is held weakly, exactly as in the unbounded form; once it has gone, the stream
-    /// ends without an error. The backlog limit works as in
-    /// ``subscribe(to:backlogLimit:startingWithLatest:where:)``.
-    ///
-    /// ```swift
-    /// let fromLobby = await mailroom.subscribe(to: Joined.self, from: lobby, backlogLimit: 64)
-    /// ```
-    public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Sendable>(
-        to type: M.Type,
-        from sender: S,
-        backlogLimit: Int,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> BoundedStream<M> {
-        bounded(backlogLimit) { bufferingPolicy, endSignal in
-            subscription(
-                to: M.self,
-                fromObject: sender,
-                bufferingPolicy: bufferingPolicy,
-                startingWithLatest: startingWithLatest,
-                where: isIncluded,
-                endSignal: endSignal
-            )
-        }
-    }
-
-    /// Subscribes to mail from one object that is also `Hashable`, matched by identity, with a
-    /// backlog limit; behaves exactly like the form for any object.
-    public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
-        to type: M.Type,
-        from sender: S,
-        backlogLimit: Int,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> BoundedStream<M> {
-        bounded(backlogLimit) { bufferingPolicy, endSignal in
-            subscription(
-                to: M.self,
-                fromObject: sender,
+                fromAny: S.self,
                 bufferingPolicy: bufferingPolicy,
                 startingWithLatest: startingWithLatest,
                 where: isIncluded,
@@ -116,10 +70,10 @@ extension Mailroom {
 
     /// The one way a bounded subscription is made: a limit below zero is zero, the stream buffers
     /// up to the limit, and the post that finds it full ends it (see ``EndSignal``).
-    private nonisolated func bounded<M: Mail>(
+    nonisolated func bounded<Element: Sendable>(
         _ backlogLimit: Int,
-        _ subscribe: (AsyncStream<M>.Continuation.BufferingPolicy, EndSignal) -> Subscription<M>
-    ) -> BoundedStream<M> {
+        _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal) -> Subscription<Element>
+    ) -> BoundedStream<Element> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
         return BoundedStream(subscribe(.bufferingOldest(endSignal.limit), endSignal), endSignal: endSignal)
     }

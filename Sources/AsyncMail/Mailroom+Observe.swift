@@ -1,5 +1,5 @@
 extension Mailroom {
-    /// Calls `handler` with every mail of a type, for as long as `owner` is alive.
+    /// Calls `handler` with mail of a type, for as long as `owner` is alive.
     ///
     /// For code that wants a callback rather than a loop. The owner (any object, actor or
     /// `@MainActor` class) is held weakly and passed to the handler strongly:
@@ -16,11 +16,12 @@ extension Mailroom {
     /// - Once the owner is deallocated the observation ends, no later than the next matching
     ///   post. You need not keep the returned ``Observation``, and discarding it does not stop
     ///   anything; call ``Observation/cancel()`` to stop earlier.
-    /// - `bufferingPolicy`, `startingWithLatest` and `where` work as for
-    ///   ``subscribe(to:bufferingPolicy:startingWithLatest:where:)``.
+    /// - `from`, `bufferingPolicy`, `startingWithLatest` and `where` work as for
+    ///   ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)``.
     @discardableResult
     public nonisolated(nonsending) func observe<M: Mail, Owner: AnyObject & Sendable>(
         _ type: M.Type,
+        from senders: Senders = .everyone,
         owner: Owner,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
         startingWithLatest: Bool = false,
@@ -29,6 +30,7 @@ extension Mailroom {
     ) async -> Observation {
         let subscription = subscription(
             to: M.self,
+            from: senders,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
@@ -36,93 +38,96 @@ extension Mailroom {
         return Observation.start(subscription, owner: owner, handler: handler)
     }
 
-    /// Calls `handler` with mail posted by one object or actor (matched by identity), for as
-    /// long as `owner` is alive. Both are held weakly.
+    /// Calls `handler` with mail of a type for as long as `owner` is alive, and ends the
+    /// observation once the handler falls `backlogLimit` mails behind.
+    ///
+    /// The post that finds the backlog full counts the observation in ``Receipt/ended``; no
+    /// handler call starts afterwards, and ``Observation/exceededBacklogLimit`` is `true`. The
+    /// limit works as in ``subscribe(to:from:backlogLimit:startingWithLatest:where:)``; everything
+    /// else as in ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
+    ///
+    /// ```swift
+    /// await mailroom.observe(ChatLine.self, from: .only(room), owner: connection, backlogLimit: 1_024) {
+    ///     connection, line in await connection.send(line)
+    /// }
+    /// ```
     @discardableResult
-    public nonisolated(nonsending) func observe<M: Mail, S: AnyObject & Sendable, Owner: AnyObject & Sendable>(
+    public nonisolated(nonsending) func observe<M: Mail, Owner: AnyObject & Sendable>(
         _ type: M.Type,
-        from sender: S,
+        from senders: Senders = .everyone,
         owner: Owner,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        backlogLimit: Int,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let subscription = subscription(
-            to: M.self,
-            fromObject: sender,
-            bufferingPolicy: bufferingPolicy,
-            startingWithLatest: startingWithLatest,
-            where: isIncluded
-        )
-        return Observation.start(subscription, owner: owner, handler: handler)
+        let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscription(
+                to: M.self,
+                from: senders,
+                bufferingPolicy: bufferingPolicy,
+                startingWithLatest: startingWithLatest,
+                where: isIncluded,
+                endSignal: endSignal
+            )
+        }
+        return Observation.start(bounded.subscription, endSignal: bounded.endSignal, owner: owner, handler: handler)
     }
 
-    /// Calls `handler` with mail posted by one object that is also `Hashable` (matched by
-    /// identity, never `==`), for as long as `owner` is alive.
-    @discardableResult
-    public nonisolated(nonsending) func observe<
-        M: Mail,
-        S: AnyObject & Hashable & Sendable,
-        Owner: AnyObject & Sendable
-    >(
-        _ type: M.Type,
-        from sender: S,
-        owner: Owner,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
-    ) async -> Observation {
-        let subscription = subscription(
-            to: M.self,
-            fromObject: sender,
-            bufferingPolicy: bufferingPolicy,
-            startingWithLatest: startingWithLatest,
-            where: isIncluded
-        )
-        return Observation.start(subscription, owner: owner, handler: handler)
-    }
-
-    /// Calls `handler` with mail posted with a sender value equal to this one (such as a room
-    /// id), for as long as `owner` is alive.
-    @discardableResult
-    public nonisolated(nonsending) func observe<M: Mail, S: Hashable & Sendable, Owner: AnyObject & Sendable>(
-        _ type: M.Type,
-        from sender: S,
-        owner: Owner,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
-    ) async -> Observation {
-        let subscription = subscription(
-            to: M.self,
-            from: sender,
-            bufferingPolicy: bufferingPolicy,
-            startingWithLatest: startingWithLatest,
-            where: isIncluded
-        )
-        return Observation.start(subscription, owner: owner, handler: handler)
-    }
-
-    /// Calls `handler` with an ``Envelope`` for mail posted by any sender of a type, for as long
-    /// as `owner` is alive.
+    /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
+    /// long as `owner` is alive.
+    ///
+    /// Senders match as in ``subscribe(to:fromAny:bufferingPolicy:startingWithLatest:where:)``;
+    /// everything else works as in ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
+    ///
+    /// ```swift
+    /// await mailroom.observe(Moved.self, fromAny: Player.self, owner: board) { board, envelope in
+    ///     await board.move(envelope.sender, to: envelope.mail.square)
+    /// }
+    /// ```
     @discardableResult
     public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
         _ type: M.Type,
-        from senderType: S.Type,
+        fromAny senderType: S.Type,
         owner: Owner,
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
     ) async -> Observation {
         let subscription = subscription(
             to: M.self,
-            from: S.self,
+            fromAny: S.self,
             bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
             where: isIncluded
         )
         return Observation.start(subscription, owner: owner, handler: handler)
+    }
+
+    /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
+    /// long as `owner` is alive, and ends the observation once the handler falls `backlogLimit`
+    /// mails behind, as in ``observe(_:from:owner:backlogLimit:startingWithLatest:where:handler:)``.
+    @discardableResult
+    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        fromAny senderType: S.Type,
+        owner: Owner,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
+    ) async -> Observation {
+        let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscription(
+                to: M.self,
+                fromAny: S.self,
+                bufferingPolicy: bufferingPolicy,
+                startingWithLatest: startingWithLatest,
+                where: isIncluded,
+                endSignal: endSignal
+            )
+        }
+        return Observation.start(bounded.subscription, endSignal: bounded.endSignal, owner: owner, handler: handler)
     }
 }

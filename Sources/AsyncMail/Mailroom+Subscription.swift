@@ -1,90 +1,59 @@
 extension Mailroom {
-    // The subscribe forms, returning the stream together with its continuation: the public
-    // `subscribe` methods hand out the stream, and observations keep the continuation so that
-    // `cancel()` can end the subscription at once without cancelling the handler's task.
+    // The two ways a subscription is filed, returning the stream together with its continuation:
+    // the public `subscribe` methods hand out the stream, and observations keep the continuation
+    // so that `cancel()` can end the subscription at once without cancelling the handler's task.
 
+    /// Files a subscription where `senders` says: every sender, one object, or one value.
     @inlinable
     nonisolated func subscription<M: Mail>(
         to type: M.Type,
+        from senders: Senders,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?,
         endSignal: EndSignal? = nil
     ) -> Subscription<M> {
-        _switchboard.subscribe(
-            M.self,
-            at: .everyone,
-            bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded,
-            endSignal: endSignal,
-            replay: startingWithLatest ? { $0._latest?._newest } : nil
-        )
-    }
-
-    @inlinable
-    nonisolated func subscription<M: Mail>(
-        to type: M.Type,
-        fromObject sender: AnyObject,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
-        startingWithLatest: Bool,
-        where isIncluded: (@Sendable (M) -> Bool)?,
-        endSignal: EndSignal? = nil
-    ) -> Subscription<M> {
-        _switchboard.subscribe(
-            M.self,
-            at: .object(ObjectIdentifier(sender)),
-            pinning: sender,
-            bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded,
-            endSignal: endSignal,
-            replay: startingWithLatest ? { $0._latest?.newest(from: .object(ObjectSender(sender))) } : nil
-        )
-    }
-
-    /// Pins to a `Hashable` sender, classified by its value exactly as a post classifies it
-    /// (see ``SenderKey``): an object matches by identity, an `Optional` is looked through.
-    @inlinable
-    nonisolated func subscription<M: Mail, S: Hashable & Sendable>(
-        to type: M.Type,
-        from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
-        startingWithLatest: Bool,
-        where isIncluded: (@Sendable (M) -> Bool)?,
-        endSignal: EndSignal? = nil
-    ) -> Subscription<M> {
-        let key: ValueSender
-        switch SenderKey(classifying: sender) {
-        case .object(let object):
-            return subscription(
-                to: M.self,
-                fromObject: object.object,
+        switch senders._kind {
+        case .everyone:
+            return _switchboard.subscribe(
+                M.self,
+                at: .everyone,
                 bufferingPolicy: bufferingPolicy,
-                startingWithLatest: startingWithLatest,
-                where: isIncluded,
-                endSignal: endSignal
+                accepts: isIncluded,
+                endSignal: endSignal,
+                replay: startingWithLatest ? { $0._latest?._newest } : nil
             )
-        case .value(let value) where value._type != ObjectIdentifier(S.self):
-            key = value  // the value an Optional or an existential held
-        case .value, .none:
-            // `.none` is `nil`: filed under its own value, which no post classifies as a sender.
-            key = ValueSender(sender)
+        case .object(let sender):
+            return _switchboard.subscribe(
+                M.self,
+                at: .object(ObjectIdentifier(sender)),
+                pinning: sender,
+                bufferingPolicy: bufferingPolicy,
+                accepts: isIncluded,
+                endSignal: endSignal,
+                replay: startingWithLatest ? { $0._latest?.newest(from: .object(ObjectSender(sender))) } : nil
+            )
+        case .value(let key):
+            return _switchboard.subscribe(
+                M.self,
+                at: .value(key),
+                bufferingPolicy: bufferingPolicy,
+                accepts: isIncluded,
+                endSignal: endSignal,
+                replay: startingWithLatest ? { $0._latest?.newest(from: .value(key)) } : nil
+            )
         }
-        return _switchboard.subscribe(
-            M.self,
-            at: .value(key),
-            bufferingPolicy: bufferingPolicy,
-            accepts: isIncluded,
-            endSignal: endSignal,
-            replay: startingWithLatest ? { $0._latest?.newest(from: .value(key)) } : nil
-        )
     }
 
+    /// Files an envelope subscription for every sender that is an `S`.
     @inlinable
     nonisolated func subscription<M: Mail, S: Sendable>(
         to type: M.Type,
-        from senderType: S.Type,
+        fromAny senderType: S.Type,
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy,
-        where isIncluded: (@Sendable (M) -> Bool)?
+        startingWithLatest: Bool,
+        where isIncluded: (@Sendable (M) -> Bool)?,
+        endSignal: EndSignal? = nil
     ) -> Subscription<Envelope<M, S>> {
         var accepts: (@Sendable (Envelope<M, S>) -> Bool)?
         if let isIncluded {
@@ -94,7 +63,9 @@ extension Mailroom {
             M.self,
             at: .senderType(ObjectIdentifier(S.self)),
             bufferingPolicy: bufferingPolicy,
-            accepts: accepts
+            accepts: accepts,
+            endSignal: endSignal,
+            replay: startingWithLatest ? { $0._latest?.newest(fromAny: S.self) } : nil
         )
     }
 }

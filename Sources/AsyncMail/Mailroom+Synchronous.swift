@@ -30,10 +30,20 @@ extension Mailroom {
         _switchboard.post(mail)
     }
 
-    /// Posts mail from a sender from synchronous code; routed exactly like ``post(_:from:)``.
+    /// Posts mail from an object or actor from synchronous code; routed exactly like ``post(_:from:)``.
     @discardableResult
     @inlinable
-    public nonisolated func postSynchronously<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
+    public nonisolated func postSynchronously<M: Mail>(_ mail: M, from sender: (some AnyObject & Sendable)?) -> Receipt
+    {
+        guard let sender else { return _switchboard.post(mail) }
+        return _switchboard.post(mail, from: sender)
+    }
+
+    /// Posts mail from a `Hashable` sender value from synchronous code; routed exactly like
+    /// ``post(_:from:)``.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated func postSynchronously<M: Mail>(_ mail: M, from sender: some Hashable & Sendable) -> Receipt {
         _switchboard.post(mail, from: sender)
     }
 
@@ -45,13 +55,25 @@ extension Mailroom {
         _switchboard.post(contentsOf: mails)
     }
 
-    /// Posts a batch of mail from one sender from synchronous code, as one delivery, exactly
-    /// like ``post(contentsOf:from:)``.
+    /// Posts a batch of mail from one object or actor from synchronous code, as one delivery,
+    /// exactly like ``post(contentsOf:from:)``.
     @discardableResult
     @inlinable
-    public nonisolated func postSynchronously<M: Mail, S: Sendable>(
+    public nonisolated func postSynchronously<M: Mail>(
         contentsOf mails: some Sequence<M> & Sendable,
-        from sender: S
+        from sender: (some AnyObject & Sendable)?
+    ) -> Receipt {
+        guard let sender else { return _switchboard.post(contentsOf: mails) }
+        return _switchboard.post(contentsOf: mails, from: sender)
+    }
+
+    /// Posts a batch of mail from one `Hashable` sender value from synchronous code, as one
+    /// delivery, exactly like ``post(contentsOf:from:)``.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated func postSynchronously<M: Mail>(
+        contentsOf mails: some Sequence<M> & Sendable,
+        from sender: some Hashable & Sendable
     ) -> Receipt {
         _switchboard.post(contentsOf: mails, from: sender)
     }

@@ -24,7 +24,7 @@ extension Mailroom {
         _switchboard.withRegistry { $0.existingTable(for: M.self)?._latest?._byObject.count ?? 0 }
     }
 
-    /// Observes `M` like ``observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``,
+    /// Observes `M` like ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``,
     /// calling `afterTakingMail` right after the loop takes each mail and before it moves to the
     /// handler's isolation, so a test can cancel at exactly that point.
     nonisolated func observeForTesting<M: Mail, Owner: AnyObject & Sendable>(
@@ -33,7 +33,13 @@ extension Mailroom {
         afterTakingMail: @escaping @Sendable () -> Void,
         handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) -> Observation {
-        let subscription = subscription(to: M.self, bufferingPolicy: .unbounded, startingWithLatest: false, where: nil)
+        let subscription = subscription(
+            to: M.self,
+            from: .everyone,
+            bufferingPolicy: .unbounded,
+            startingWithLatest: false,
+            where: nil
+        )
         return Observation.start(subscription, owner: owner, afterTakingMail: afterTakingMail, handler: handler)
     }
 }

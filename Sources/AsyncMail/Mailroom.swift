@@ -50,149 +50,97 @@ public final actor Mailroom {
 
     // MARK: Subscribing
 
-    /// Subscribes to every mail of a type, from any sender or none.
+    /// Subscribes to mail of a type: from every sender, or from one (``Senders``).
     ///
-    /// The subscription is live when this returns. It ends when the stream finishes
-    /// (``close()``), when the task iterating it is cancelled, or when the stream is dropped.
+    /// The subscription is live when this returns: nothing posted afterwards can be missed. It
+    /// ends when the stream finishes (``close()``, or its pinned object sender is gone), when the
+    /// task iterating it is cancelled, or when the stream is dropped.
+    ///
+    /// ```swift
+    /// let orders = await mailroom.subscribe(to: OrderPlaced.self)
+    /// let lobby = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")))
+    /// let large = await mailroom.subscribe(to: OrderPlaced.self, where: { $0.total > 10_000 })
+    /// ```
     ///
     /// - Parameters:
     ///   - type: The mail type to receive.
+    ///   - senders: Whose mail: ``Senders/everyone`` (the default, which includes mail posted
+    ///     with no sender) or `.only(_:)`, one object by identity or
+    ///     one `Hashable` value by equality. An object sender is held weakly; once it has been
+    ///     deallocated the stream finishes at the next ``subscriberCount(for:)`` of this mail type,
+    ///     and posts of this type find it too: they check the pinned objects round-robin, one per
+    ///     post on average, so with `n` objects pinned to this type it finishes within `n` posts
+    ///     when `n <= 64` and within `n + 63` otherwise, which keeps a post's cost O(1).
     ///   - bufferingPolicy: How much mail to hold while the consumer is busy. The default,
     ///     `.unbounded`, never drops. With `.bufferingOldest(n)` or `.bufferingNewest(n)` a
     ///     slow consumer loses mail and each post's ``Receipt`` reports it. A limit of zero
-    ///     or less holds nothing: mail reaches the consumer only if it is already waiting.
+    ///     or less holds nothing: mail reaches the consumer only if it is already waiting. To end
+    ///     a consumer that falls behind instead, use
+    ///     ``subscribe(to:from:backlogLimit:startingWithLatest:where:)``.
+    ///   - startingWithLatest: When the type keeps its latest mail (``retainLatest(_:)``), start
+    ///     the stream with it, ahead of anything posted later: the type's newest mail for
+    ///     ``Senders/everyone``, the newest from that sender otherwise. Without a kept mail, the
+    ///     stream starts empty.
     ///   - isIncluded: A filter run when mail is posted, before it is buffered. Mail it rejects
     ///     never takes a buffer slot and counts in neither column of the ``Receipt``. It runs
     ///     once per matching post, on the poster's thread, so keep it cheap and free of side
     ///     effects. It never runs under the mailroom's registry lock, so it may drop or cancel
     ///     streams; but it runs while its post keeps the one delivery order, so it must not
     ///     block waiting for another post to this mailroom. A ``postSynchronously(_:)`` it makes
-    ///     is deferred until its post is done (see ``Receipt``). Every `subscribe` takes one.
-    ///   - startingWithLatest: When the type keeps its latest mail (``retainLatest(_:)``), start
-    ///     the stream with it, ahead of anything posted later. For the sender-pinned forms it
-    ///     is the latest mail from that sender. Without a kept mail, the stream starts empty.
-    ///
-    /// ```swift
-    /// let large = await mailroom.subscribe(to: OrderPlaced.self, where: { $0.total > 10_000 })
-    /// ```
+    ///     is deferred until its post is done (see ``Receipt``).
     @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
+        from senders: Senders = .everyone,
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<M> {
         subscription(
             to: M.self,
+            from: senders,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
             where: isIncluded
         )._stream
     }
 
-    /// Subscribes to mail posted by one object or actor, matched by identity.
+    /// Subscribes to mail posted by any sender that is an `S`, handed over with its sender.
     ///
-    /// The sender is held weakly: the subscription never keeps it alive. Once it has been
-    /// deallocated the stream finishes at the next ``subscriberCount(for:)`` of this mail type,
-    /// and posts of this type find it too: they check the pinned objects round-robin, one per
-    /// post on average, so with `n` objects pinned to this type it finishes within `n` posts
-    /// when `n <= 64` (at the next post when it is the only one) and within `n + 63` otherwise.
-    /// Checking every pinned object on every post would make a post's cost grow with their
-    /// number; this keeps it O(1).
+    /// A sender matches when it *is* an `S`, as `sender is S` would say of its value at run time:
+    /// a value of type `S`, an instance of a subclass when `S` is a class, any sender conforming
+    /// to `S` when `S` is a protocol type such as `(any Named).self`. How the post site spells
+    /// the sender changes nothing: mail posted `from: player`, from a variable of type
+    /// `any AnyObject & Sendable` holding it, or `from: Optional(player)` reaches the same
+    /// subscriptions. Mail posted from `nil` has no
+    /// sender and matches no sender type. Matching costs a dynamic cast per sender type the first
+    /// time a sender's own type is posted, then a look-up; posts of mail types without sender-type
+    /// subscriptions pay nothing for them.
     ///
     /// ```swift
-    /// let fromLobby = await mailroom.subscribe(to: Joined.self, from: lobby)
-    /// ```
-    @inlinable
-    public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Sendable>(
-        to type: M.Type,
-        from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> AsyncStream<M> {
-        subscription(
-            to: M.self,
-            fromObject: sender,
-            bufferingPolicy: bufferingPolicy,
-            startingWithLatest: startingWithLatest,
-            where: isIncluded
-        )._stream
-    }
-
-    /// Subscribes to mail posted by one object that is also `Hashable`, matched by identity.
-    ///
-    /// Objects always match by identity, never by `==`: another instance that compares equal
-    /// is a different sender. Behaves exactly like
-    /// ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)-8njqo`` for objects.
-    @inlinable
-    public nonisolated(nonsending) func subscribe<M: Mail, S: AnyObject & Hashable & Sendable>(
-        to type: M.Type,
-        from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> AsyncStream<M> {
-        subscription(
-            to: M.self,
-            fromObject: sender,
-            bufferingPolicy: bufferingPolicy,
-            startingWithLatest: startingWithLatest,
-            where: isIncluded
-        )._stream
-    }
-
-    /// Subscribes to mail posted with a sender value equal to this one, such as a room id.
-    ///
-    /// The sender's type is part of the match: a `String` sender `"lobby"` never matches a
-    /// subscription to `RoomID("lobby")`, and `1 as Int` never matches `1 as Int64`.
-    ///
-    /// The sender is classified by its value, exactly as a post classifies it, whatever the static
-    /// type at this call site: an object that reaches here through a generic `Hashable` parameter
-    /// still matches by identity, and an `Optional` is looked through (`Optional(room)` is `room`).
-    /// A subscription pinned to `nil` receives nothing: mail posted from `nil` has no sender.
-    ///
-    /// ```swift
-    /// let lobby = await mailroom.subscribe(to: Message.self, from: RoomID("lobby"))
-    /// ```
-    @inlinable
-    public nonisolated(nonsending) func subscribe<M: Mail, S: Hashable & Sendable>(
-        to type: M.Type,
-        from sender: S,
-        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
-        startingWithLatest: Bool = false,
-        where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> AsyncStream<M> {
-        subscription(
-            to: M.self,
-            from: sender,
-            bufferingPolicy: bufferingPolicy,
-            startingWithLatest: startingWithLatest,
-            where: isIncluded
-        )._stream
-    }
-
-    /// Subscribes to mail posted by any sender of a type, handed over with its sender.
-    ///
-    /// The match is on the sender's own type, exactly `S`, seen through any existential box or
-    /// `Optional` at the post site: mail posted `from: player`, `from: player as any Sendable` or
-    /// `from: Optional(player)` all match `from: Player.self`. Mail posted from `nil` has no
-    /// sender and matches no sender type. `S` should be a concrete type: a protocol type such as
-    /// `(any Sendable).self` matches nothing, since no sender's own type is an existential.
-    ///
-    /// ```swift
-    /// for await envelope in await mailroom.subscribe(to: Moved.self, from: Player.self) {
+    /// for await envelope in await mailroom.subscribe(to: Moved.self, fromAny: Player.self) {
     ///     print(envelope.sender.name, envelope.mail.square)
     /// }
     /// ```
+    ///
+    /// `bufferingPolicy` and `where` work as in ``subscribe(to:from:bufferingPolicy:startingWithLatest:where:)``.
+    /// With `startingWithLatest`, the stream starts with the newest mail kept from an object or
+    /// `Hashable` sender that is an `S`: the mailroom keeps mail per sender only for those.
     @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
         to type: M.Type,
-        from senderType: S.Type,
+        fromAny senderType: S.Type,
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async -> AsyncStream<Envelope<M, S>> {
-        subscription(to: M.self, from: S.self, bufferingPolicy: bufferingPolicy, where: isIncluded)._stream
+        subscription(
+            to: M.self,
+            fromAny: S.self,
+            bufferingPolicy: bufferingPolicy,
+            startingWithLatest: startingWithLatest,
+            where: isIncluded
+        )._stream
     }
 
     /// Taps every post of every mail type, for logging, auditing and debugging tools.
@@ -220,7 +168,7 @@ public final actor Mailroom {
     /// Keeps the latest mail of a type, for state-like mail such as "configuration changed".
     ///
     /// From now on the mailroom keeps the newest mail of this type, and the newest from each
-    /// sender, for ``latest(_:)`` and ``latest(_:from:)`` and for subscriptions and observations
+    /// sender, for ``latest(_:from:)`` and for subscriptions and observations
     /// made with `startingWithLatest: true`. Calling it again does nothing.
     ///
     /// Memory: one mail for the type, plus one per sender that posted it. The type's newest mail
@@ -240,17 +188,18 @@ public final actor Mailroom {
         _switchboard.retainLatest(M.self)
     }
 
-    /// The newest mail of a type, whatever its sender, if the type keeps its latest mail.
+    /// The newest mail of a type, if the type keeps its latest mail (``retainLatest(_:)``).
     ///
-    /// This is the current value: it stays after an object that posted it is gone.
-    public nonisolated(nonsending) func latest<M: Mail>(_ type: M.Type) async -> M? {
-        _switchboard.latest(M.self, from: nil)
-    }
-
-    /// The newest mail of a type from one sender (an object by identity, a value by equality),
-    /// if the type keeps its latest mail.
-    public nonisolated(nonsending) func latest<M: Mail, S: Sendable>(_ type: M.Type, from sender: S) async -> M? {
-        _switchboard.latest(M.self, from: SenderKey(classifying: sender))
+    /// From ``Senders/everyone`` (the default) it is the type's current value, whoever posted it:
+    /// it stays after an object that posted it is gone. From `.only(_:)`
+    /// it is the newest mail that sender posted.
+    ///
+    /// ```swift
+    /// let settings = await mailroom.latest(Settings.self)
+    /// let lastLine = await mailroom.latest(ChatLine.self, from: .only(RoomID("lobby")))
+    /// ```
+    public nonisolated(nonsending) func latest<M: Mail>(_ type: M.Type, from senders: Senders = .everyone) async -> M? {
+        _switchboard.latest(M.self, from: senders.key)
     }
 
     // MARK: Posting
@@ -270,17 +219,44 @@ public final actor Mailroom {
         _switchboard.post(mail)
     }
 
-    /// Posts mail from a sender.
+    /// Posts mail from an object or actor, matched by identity.
     ///
-    /// It reaches unfiltered subscriptions, subscriptions pinned to this sender (objects by
-    /// identity, `Hashable` values by type and equality), and subscriptions to the sender's type.
-    /// The sender is classified by its value, not the static type at this call site: an
-    /// existential box or an `Optional` around it is looked through, and `nil` means no sender.
+    /// It reaches subscriptions from ``Senders/everyone``, subscriptions pinned to this object
+    /// with `.only(_:)`, and subscriptions from any sender type it is
+    /// (``subscribe(to:fromAny:bufferingPolicy:startingWithLatest:where:)``). A `nil` sender is no
+    /// sender: the mail reaches only subscriptions from ``Senders/everyone``. A sender *type* is
+    /// not a sender: `post(score, from: Player.self)` does not compile.
+    ///
+    /// ```swift
+    /// await mailroom.post(Joined(name: "ada"), from: lobby)
+    /// ```
     ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult
     @inlinable
-    public nonisolated(nonsending) func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) async -> Receipt {
+    public nonisolated(nonsending) func post<M: Mail>(
+        _ mail: M,
+        from sender: (some AnyObject & Sendable)?
+    ) async -> Receipt {
+        guard let sender else { return _switchboard.post(mail) }
+        return _switchboard.post(mail, from: sender)
+    }
+
+    /// Posts mail from a `Hashable` sender value, such as a room id, matched by type and equality.
+    ///
+    /// Routed like the form for objects. The sender is classified by its value, never by the static
+    /// type at this call site: an object that reaches here as a `Hashable` still matches by
+    /// identity, and an `Optional` is looked through (`nil` is no sender).
+    ///
+    /// ```swift
+    /// await mailroom.post(ChatLine(text: "hi"), from: RoomID("lobby"))
+    /// ```
+    ///
+    /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated(nonsending) func post<M: Mail>(_ mail: M, from sender: some Hashable & Sendable) async -> Receipt
+    {
         _switchboard.post(mail, from: sender)
     }
 
@@ -301,16 +277,31 @@ public final actor Mailroom {
         _switchboard.post(contentsOf: mails)
     }
 
-    /// Posts a batch of mail from one sender, in order, as one delivery.
+    /// Posts a batch of mail from one object or actor, in order, as one delivery.
     ///
     /// Routed exactly like ``post(_:from:)`` for every mail in the batch.
     ///
     /// - Returns: The receipts of every mail in the batch, added up.
     @discardableResult
     @inlinable
-    public nonisolated(nonsending) func post<M: Mail, S: Sendable>(
+    public nonisolated(nonsending) func post<M: Mail>(
         contentsOf mails: some Sequence<M> & Sendable,
-        from sender: S
+        from sender: (some AnyObject & Sendable)?
+    ) async -> Receipt {
+        guard let sender else { return _switchboard.post(contentsOf: mails) }
+        return _switchboard.post(contentsOf: mails, from: sender)
+    }
+
+    /// Posts a batch of mail from one `Hashable` sender value, in order, as one delivery.
+    ///
+    /// Routed exactly like ``post(_:from:)`` for every mail in the batch.
+    ///
+    /// - Returns: The receipts of every mail in the batch, added up.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated(nonsending) func post<M: Mail>(
+        contentsOf mails: some Sequence<M> & Sendable,
+        from sender: some Hashable & Sendable
     ) async -> Receipt {
         _switchboard.post(contentsOf: mails, from: sender)
     }
@@ -323,25 +314,22 @@ public final actor Mailroom {
     /// never counted, and this call first ends subscriptions whose pinned sender is gone. Like
     /// every entry point, it runs on the caller's executor and never suspends.
     public nonisolated(nonsending) func subscriberCount<M: Mail>(for type: M.Type) async -> Int {
-        _switchboard.subscriberCount(for: M.self)
+        _switchboard.subscriberCount(for: M.self, counting: .all)
     }
 
-    /// The number of live subscriptions to a mail type pinned to one sender: how many are in
-    /// this room.
+    /// The number of live subscriptions to a mail type that hear exactly these senders: how many
+    /// are in this room.
     ///
-    /// The sender is classified as a post classifies it: an object by identity, a `Hashable`
-    /// value by type and equality, looked through existentials and `Optional`s. Subscriptions
-    /// that take every sender, and sender-type subscriptions, are not counted. Exact under the
-    /// same rules as ``subscriberCount(for:)``, which it shares: departed senders are swept first.
+    /// With `.only(_:)` it counts the subscriptions pinned to that
+    /// sender; with ``Senders/everyone``, those that take every sender. Sender-type subscriptions
+    /// are counted by neither. Exact under the same rules as ``subscriberCount(for:)``, which it
+    /// shares: departed senders are swept first.
     ///
     /// ```swift
-    /// let inLobby = await mailroom.subscriberCount(for: ChatLine.self, from: RoomID("lobby"))
+    /// let inLobby = await mailroom.subscriberCount(for: ChatLine.self, from: .only(RoomID("lobby")))
     /// ```
-    public nonisolated(nonsending) func subscriberCount<M: Mail, S: Sendable>(
-        for type: M.Type,
-        from sender: S
-    ) async -> Int {
-        _switchboard.subscriberCount(for: M.self, pinnedTo: SenderKey(classifying: sender))
+    public nonisolated(nonsending) func subscriberCount<M: Mail>(for type: M.Type, from senders: Senders) async -> Int {
+        _switchboard.subscriberCount(for: M.self, counting: .hearing(senders.key))
     }
 
     /// Finishes every stream and shuts the mailroom.

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// A running owner-bound handler, returned by ``Mailroom/observe(_:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
+/// A running owner-bound handler, returned by ``Mailroom/observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
 ///
 /// An observation ends by itself when its owner is deallocated or the mailroom closes, so you need
 /// not keep this: discarding it does **not** stop the handler (unlike a `NotificationCenter`
@@ -20,16 +20,19 @@ public struct Observation: Sendable, Hashable {
     /// What `cancel()` and the loop share.
     private let control: Control
 
-    /// The cancellation flag, and the subscription that `cancel()` ends.
+    /// The cancellation flag, the subscription that `cancel()` ends, and its backlog limit's end.
     private final class Control: Sendable {
         let cancelled = Atomic(false)
         let subscription: any Finishable
+        /// Set for an observation with a backlog limit: says whether a post ended it.
+        let endSignal: EndSignal?
         /// Called by the loop right after it takes a mail, before it moves to the handler's
         /// isolation; lets tests cancel at exactly that point.
         let afterTakingMail: (@Sendable () -> Void)?
 
-        init(subscription: any Finishable, afterTakingMail: (@Sendable () -> Void)?) {
+        init(subscription: any Finishable, endSignal: EndSignal?, afterTakingMail: (@Sendable () -> Void)?) {
             self.subscription = subscription
+            self.endSignal = endSignal
             self.afterTakingMail = afterTakingMail
         }
     }
@@ -51,6 +54,13 @@ public struct Observation: Sendable, Hashable {
     /// cancelled: this stays `false`. Use ``waitUntilEnded()`` to learn that it has ended.
     public var isCancelled: Bool { control.cancelled.load(ordering: .sequentiallyConsistent) }
 
+    /// Whether a post ended the observation because its handler was `backlogLimit` mails behind.
+    ///
+    /// Only an observation made with a `backlogLimit:` can end this way; the post that ended it
+    /// counted it in ``Receipt/ended``. Mail still buffered then is discarded, and no handler
+    /// call starts after that post.
+    public var exceededBacklogLimit: Bool { control.endSignal?.isExceeded ?? false }
+
     /// Returns once the observation has ended: cancelled, its owner gone, or the mailroom closed.
     ///
     /// When it returns the handler is not running and never will again, and the subscription has
@@ -69,17 +79,22 @@ public struct Observation: Sendable, Hashable {
     /// where it runs), while task-local values still flow into it.
     static func start<Element: Sendable, Owner: AnyObject & Sendable>(
         _ subscription: Subscription<Element>,
+        endSignal: EndSignal? = nil,
         owner: Owner,
         afterTakingMail: (@Sendable () -> Void)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
     ) -> Observation {
-        let control = Control(subscription: subscription._continuation, afterTakingMail: afterTakingMail)
+        let control = Control(
+            subscription: subscription._continuation,
+            endSignal: endSignal,
+            afterTakingMail: afterTakingMail
+        )
         let stream = subscription._stream
         let task = Task { [weak owner] in
             for await element in stream {
                 control.afterTakingMail?()
-                // Ownerless: stop before this mail, even if more is buffered.
-                guard let owner else { break }
+                // Ownerless, or past the backlog limit: stop before this mail, even if more is buffered.
+                guard let owner, control.endSignal?.isExceeded != true else { break }
                 guard await call(handler, with: owner, element, on: handler.isolation, unless: control) else { break }
             }
             // End the subscription now, not whenever the runtime releases this closure (which

@@ -18,6 +18,8 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     @usableFromInline var _pinned: [Subscriber<M>]?
     /// Subscriptions to the sender's type, which receive envelopes.
     @usableFromInline var _bySenderType: [Subscriber<Envelope<M, S>>]?
+    /// Subscriptions to a supertype or protocol of the sender's, whose envelopes need a cast.
+    @usableFromInline var _castEnvelopes: [EnvelopeDelivery<M>]?
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered.
     @usableFromInline var _taps: [Subscriber<PostedMail>]?
@@ -35,6 +37,9 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         if let _pinned { Self.yield(mail, to: _pinned, into: &receipt) }
         if let sender, let _bySenderType {
             Self.yield(Envelope(mail: mail, sender: sender), to: _bySenderType, into: &receipt)
+        }
+        if let _castEnvelopes {
+            for envelopes in _castEnvelopes { envelopes._deliver(mail, &receipt) }
         }
         if let _taps {
             var uncounted = Receipt()

@@ -28,6 +28,11 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<Subscribers<M>>()
     /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
     @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
+    /// The keys of `bySenderType` whose type a sender is, by the sender's own type: worked out
+    /// with a cast the first time a sender of that type posts, and forgotten whenever a sender
+    /// type is added or removed. A subclass is its superclass and a conforming type is its
+    /// protocol, so this cannot be a look-up of the own type alone.
+    @usableFromInline @exclusivity(unchecked) var _senderTypesOf: [ObjectIdentifier: [ObjectIdentifier]] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
     @usableFromInline @exclusivity(unchecked) var _count = 0
     /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
@@ -89,6 +94,7 @@ final class RouteTable<M: Mail>: AnyRouteTable {
                 let subscribers = Subscribers<Element>()
                 subscribers.add(subscriber)
                 _bySenderType[key] = subscribers
+                _senderTypesOf = [:]
             }
         }
         _count += 1
@@ -114,33 +120,45 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         case .none:
             break
         }
-        if sender != nil, !_bySenderType.isEmpty, let list = _bySenderType[ObjectIdentifier(S.self)] {
-            // The key is `S`'s identity, so the stored list is exactly this type.
-            recipients._bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
+        if let sender, !_bySenderType.isEmpty {
+            // `as Any` opens an existential `S`, so this is the sender's own type.
+            let ownType = ObjectIdentifier(type(of: sender as Any))
+            for routeKey in _senderTypesOf[ownType] ?? senderTypes(of: sender, ownType: ownType) {
+                guard let list = _bySenderType[routeKey] else { continue }
+                if routeKey == ObjectIdentifier(S.self) {
+                    // The key is `S`'s identity, so the stored list is exactly this type.
+                    recipients._bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
+                } else {
+                    // A supertype or protocol of the sender's: the envelope needs a cast.
+                    recipients._castEnvelopes =
+                        (recipients._castEnvelopes ?? []) + [list.envelopes(of: M.self, from: sender)]
+                }
+            }
         }
         return recipients
     }
 
-    /// The subscriptions pinned to one sender; call after ``sweepDepartedSenders()``, so that an
-    /// object route at `key`'s address is the live sender's (the caller holds the sender).
+    /// The sender types that `sender` is, remembered for its own type. The cache is bounded by
+    /// the number of types that post, and cleared past a size no program's senders reach.
     @usableFromInline
-    func pinnedCount(to key: SenderKey) -> Int {
-        switch key {
-        case .object(let sender): _byObject[sender._id].map { $0._subscribers.count } ?? 0
-        case .value(let value): _byValue[value]?.count ?? 0
-        case .none: 0
-        }
+    func senderTypes(of sender: Any, ownType: ObjectIdentifier) -> [ObjectIdentifier] {
+        let keys = _bySenderType.compactMap { key, list in list.isSenderType(of: sender) ? key : nil }
+        if _senderTypesOf.count >= 1_024 { _senderTypesOf = [:] }
+        _senderTypesOf[ownType] = keys
+        return keys
     }
 
-    /// The envelope subscriptions to the own type of a sender that the post site saw only as an
-    /// existential or an `Optional`, ready to yield to; nil when there are none. Rare, so
-    /// type-erased, and kept out of ``recipients(from:key:)``, which every post runs.
+    /// The subscriptions that hear exactly one sender, or every sender when `key` is nil; call
+    /// after ``sweepDepartedSenders()``, so that an object route at `key`'s address is the live
+    /// sender's (the caller holds the sender).
     @usableFromInline
-    func envelopes(forOwnTypeOf sender: any Sendable) -> EnvelopeDelivery<M>? {
-        guard !_bySenderType.isEmpty, let list = _bySenderType[ObjectIdentifier(type(of: sender as Any))] else {
-            return nil
+    func count(hearing key: SenderKey?) -> Int {
+        switch key {
+        case nil: _everyone.count
+        case .object(let sender)?: _byObject[sender._id].map { $0._subscribers.count } ?? 0
+        case .value(let value)?: _byValue[value]?.count ?? 0
+        case .none?: 0
         }
-        return list.envelopes(of: M.self, from: sender)
     }
 
     // MARK: Housekeeping
@@ -193,7 +211,10 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         case .senderType(let key):
             guard let subscribers = _bySenderType[key] else { return nil }
             removed = subscribers.removeErased(subscriber)
-            if subscribers.count == 0 { _bySenderType[key] = nil }
+            if subscribers.count == 0 {
+                _bySenderType[key] = nil
+                _senderTypesOf = [:]
+            }
         }
         if removed != nil { _count -= 1 }
         return removed
@@ -214,6 +235,7 @@ final class RouteTable<M: Mail>: AnyRouteTable {
             case .senderType:
                 for subscribers in _bySenderType.values { all += subscribers.removeAll() }
                 _bySenderType = [:]
+                _senderTypesOf = [:]
             }
         }
         _count = 0

@@ -135,6 +135,13 @@ struct ObjectSender {
 
     /// The sender, retained from here on by whoever keeps it.
     @inlinable var object: AnyObject { _unretained.takeUnretainedValue() }
+
+    /// The sender as a `Sendable` object: it was classified from a `Sendable` sender, so it is one.
+    @usableFromInline var sendableObject: any AnyObject & Sendable {
+        func cast<T>(_ value: AnyObject, to type: T.Type) -> T? { value as? T }
+        // `Sendable` is a marker protocol: the cast checks nothing at run time and cannot fail.
+        return cast(object, to: (any AnyObject & Sendable).self)!
+    }
 }
 
 /// A `Hashable` sender value, type-erased but still `Sendable` (`AnyHashable` is not).

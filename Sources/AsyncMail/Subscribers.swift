@@ -38,8 +38,10 @@ protocol SubscriberList: AnyObject {
     func removeErased(_ subscriber: AnyObject) -> (any Finishable)?
     func removeAll() -> [any Finishable]
     /// A snapshot of this list, which holds envelopes of `M`, that yields a mail and its sender
-    /// to every subscription in it. For senders the post site saw only as an existential.
+    /// to every subscription in it. For senders whose type is not the list's own sender type.
     func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M>
+    /// Whether `sender` is of this envelope list's sender type (a cast, so supertypes count).
+    func isSenderType(of sender: Any) -> Bool
 }
 
 /// Yields one mail, in an envelope with its sender, to a snapshot of envelope subscriptions whose
@@ -52,6 +54,7 @@ struct EnvelopeDelivery<M: Mail>: Sendable {
 /// An ``Envelope`` made from a type-erased mail and sender.
 private protocol ErasedEnvelope: Sendable {
     init?(mail: Any, sender: Any)
+    static func isSender(_ sender: Any) -> Bool
 }
 
 extension Envelope: ErasedEnvelope {
@@ -59,6 +62,8 @@ extension Envelope: ErasedEnvelope {
         guard let mail = mail as? M, let sender = sender as? S else { return nil }
         self.init(mail: mail, sender: sender)
     }
+
+    fileprivate static func isSender(_ sender: Any) -> Bool { sender is S }
 }
 
 /// The subscriptions of one route, kept in a dense array so that a post is a straight loop
@@ -116,6 +121,11 @@ final class Subscribers<Element: Sendable>: SubscriberList {
             guard let envelope = maker?.init(mail: mail, sender: sender) as? Element else { return }
             Recipients<M, Never>.yield(envelope, to: entries, into: &receipt)
         }
+    }
+
+    @usableFromInline
+    func isSenderType(of sender: Any) -> Bool {
+        (Element.self as? any ErasedEnvelope.Type)?.isSender(sender) ?? false
     }
 
     @usableFromInline

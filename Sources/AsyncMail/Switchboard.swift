@@ -367,17 +367,12 @@ final class Switchboard: Sendable {
     }
 
     /// Posts mail from a sender that the post site saw only inside an existential box or an
-    /// `Optional`: pinned routes look inside as usual, and sender-type subscriptions are found by
-    /// the sender's own type, in a second look-up that the common path never pays for.
+    /// `Optional`: routes look inside, so the sender reaches exactly the subscriptions it would
+    /// reach posted as its own type.
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
-        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) { recipients in
-            var receipt = recipients.deliver(contentsOf: mails, from: sender)
-            let envelopes = withRegistry { $0.existingTable(for: M.self)?.envelopes(forOwnTypeOf: sender) }
-            if let envelopes {
-                for mail in mails { envelopes._deliver(mail, &receipt) }
-            }
-            return receipt
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) {
+            $0.deliver(contentsOf: mails, from: sender)
         }
     }
 
@@ -429,8 +424,17 @@ final class Switchboard: Sendable {
 
     // MARK: Counting and closing
 
+    /// Which subscriptions ``subscriberCount(for:counting:)`` counts.
     @usableFromInline
-    func subscriberCount<M: Mail>(for type: M.Type, pinnedTo key: SenderKey? = nil) -> Int {
+    enum Counted {
+        /// Every subscription to the type, whatever it hears.
+        case all
+        /// Those that hear exactly this sender (nil: every sender; see ``Senders/key``).
+        case hearing(SenderKey?)
+    }
+
+    @usableFromInline
+    func subscriberCount<M: Mail>(for type: M.Type, counting counted: Counted) -> Int {
         let (count, afterUnlock) = withRegistry { registry -> (Int, AfterUnlock<[M]>) in
             guard let table = registry.existingTable(for: M.self) else { return (0, AfterUnlock(releasing: [])) }
             let afterUnlock = AfterUnlock(
@@ -438,8 +442,10 @@ final class Switchboard: Sendable {
                 releasing: table._latest?.sweep() ?? []
             )
             if table.isUnused { registry.dropTable(ObjectIdentifier(M.self)) }
-            guard let key else { return (table._count, afterUnlock) }
-            return (table.pinnedCount(to: key), afterUnlock)
+            switch counted {
+            case .all: return (table._count, afterUnlock)
+            case .hearing(let key): return (table.count(hearing: key), afterUnlock)
+            }
         }
         afterUnlock.perform()
         return count

@@ -58,7 +58,10 @@ struct ValueTable<Value> {
     @inlinable var isEmpty: Bool { _slots.isEmpty }
 
     /// Every value, in no particular order.
-    @inlinable var values: [Value] { _slots.values.flatMap { $0.entries.map(\._value) } }
+    @inlinable var values: [Value] { entries.map(\._value) }
+
+    /// Every sender with its value, in no particular order.
+    @inlinable var entries: [Entry] { _slots.values.flatMap(\.entries) }
 
     @inlinable
     subscript(sender: ValueSender) -> Value? {

@@ -65,9 +65,9 @@ struct ArticleExampleTests {
     @Test("Buffering and Backpressure: a backlog limit")
     func backlogLimit() async {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: ChatLine.self, from: RoomID("lobby"), backlogLimit: 4_096)
+        let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlogLimit: 4_096)
         #expect(inbox.backlogLimit == 4_096)
-        #expect(await mailroom.subscriberCount(for: ChatLine.self, from: RoomID("lobby")) == 1)
+        #expect(await mailroom.subscriberCount(for: ChatLine.self, from: .only(RoomID("lobby"))) == 1)
     }
 
     @Test("Buffering and Backpressure: receipts")
@@ -121,17 +121,17 @@ struct ArticleExampleTests {
         struct Said: Mail { let text: String }
         struct RoomID: Hashable, Sendable { let name: String }
 
-        let fromAlice = await mailroom.subscribe(to: Said.self, from: alice)  // one object
-        let inLobby = await mailroom.subscribe(to: Said.self, from: RoomID(name: "lobby"))  // one value
-        let everyone = await mailroom.subscribe(to: Said.self, from: Player.self)  // envelopes
+        let fromAlice = await mailroom.subscribe(to: Said.self, from: .only(alice))  // one object
+        let inLobby = await mailroom.subscribe(to: Said.self, from: .only(RoomID(name: "lobby")))  // one value
+        let everyone = await mailroom.subscribe(to: Said.self, fromAny: Player.self)  // envelopes
 
         await mailroom.post(Said(text: "hi"), from: alice)
         for await envelope in everyone {
             print(envelope.sender.name, envelope.mail.text)  // alice hi
             break
         }
-        #expect(await mailroom.subscriberCount(for: Said.self, from: alice) == 1)
-        #expect(await mailroom.subscriberCount(for: Said.self, from: RoomID(name: "lobby")) == 1)
+        #expect(await mailroom.subscriberCount(for: Said.self, from: .only(alice)) == 1)
+        #expect(await mailroom.subscriberCount(for: Said.self, from: .only(RoomID(name: "lobby"))) == 1)
         withExtendedLifetime((fromAlice, inLobby)) {}
     }
 

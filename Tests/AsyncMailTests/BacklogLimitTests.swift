@@ -40,7 +40,7 @@ struct BacklogLimitTests {
     @Test("a negative limit is treated as zero")
     func negativeLimit() async {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, from: RoomID("a"), backlogLimit: -5)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("a")), backlogLimit: -5)
         #expect(inbox.backlogLimit == 0)
         #expect(await mailroom.post(Ping(id: 1), from: RoomID("a")) == Receipt(ended: 1))
     }
@@ -48,7 +48,7 @@ struct BacklogLimitTests {
     @Test("a reading consumer with a limit at least the burst is never ended, and sees every mail in order")
     func burstWithinLimit() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"), backlogLimit: 1_000)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")), backlogLimit: 1_000)
         let reader = Task { try await inbox.first(1_000).map(\.id) }
         var total = Receipt()
         for id in 0..<1_000 { total += await mailroom.post(Ping(id: id), from: RoomID("lobby")) }
@@ -94,7 +94,7 @@ struct BacklogLimitTests {
     func closeIsOrdinary() async throws {
         let mailroom = Mailroom()
         let player = Player("ann")
-        let inbox = await mailroom.subscribe(to: Ping.self, from: player, backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(player), backlogLimit: 4)
         _ = await mailroom.post(Ping(id: 1), from: player)
         _ = await mailroom.post(Ping(id: 2), from: player)
         await mailroom.close()

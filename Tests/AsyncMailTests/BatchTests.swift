@@ -18,9 +18,9 @@ struct BatchTests {
     func fromSender() async throws {
         let mailroom = Mailroom()
         let alice = Player("alice")
-        let pinned = await mailroom.subscribe(to: Ping.self, from: alice)
-        let envelopes = await mailroom.subscribe(to: Ping.self, from: Player.self)
-        let elsewhere = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+        let pinned = await mailroom.subscribe(to: Ping.self, from: .only(alice))
+        let envelopes = await mailroom.subscribe(to: Ping.self, fromAny: Player.self)
+        let elsewhere = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
         #expect(await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)], from: alice) == Receipt(delivered: 4))
         #expect(try await withTimeout { await pinned.first(2) } == [Ping(id: 1), Ping(id: 2)])
         #expect(try await withTimeout { await envelopes.first(2) }.map(\.sender.name) == ["alice", "alice"])

@@ -30,8 +30,8 @@ struct CancellationTests {
         _ = await mailroom.subscribe(to: Ping.self)
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
         do {
-            let pinned = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
-            let typed = await mailroom.subscribe(to: Ping.self, from: Player.self)
+            let pinned = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
+            let typed = await mailroom.subscribe(to: Ping.self, fromAny: Player.self)
             #expect(await mailroom.subscriberCount(for: Ping.self) == 2)
             withExtendedLifetime((pinned, typed)) {}
         }
@@ -63,8 +63,8 @@ struct CancellationTests {
         for index in 0..<consumers {
             switch index % 3 {
             case 0: streams.append(await mailroom.subscribe(to: Ping.self))
-            case 1: streams.append(await mailroom.subscribe(to: Ping.self, from: owner))
-            default: streams.append(await mailroom.subscribe(to: Ping.self, from: RoomID("r\(index)")))
+            case 1: streams.append(await mailroom.subscribe(to: Ping.self, from: .only(owner)))
+            default: streams.append(await mailroom.subscribe(to: Ping.self, from: .only(RoomID("r\(index)"))))
             }
         }
         #expect(await mailroom.subscriberCount(for: Ping.self) == consumers)
@@ -91,8 +91,8 @@ struct CancellationTests {
             let stream: AsyncStream<Ping>
             switch cycle % 3 {
             case 0: stream = await mailroom.subscribe(to: Ping.self)
-            case 1: stream = await mailroom.subscribe(to: Ping.self, from: player)
-            default: stream = await mailroom.subscribe(to: Ping.self, from: RoomID("room"))
+            case 1: stream = await mailroom.subscribe(to: Ping.self, from: .only(player))
+            default: stream = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("room")))
             }
             let consumer = Task { for await _ in stream {} }
             await mailroom.post(Ping(id: cycle), from: player)

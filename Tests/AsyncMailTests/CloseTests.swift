@@ -10,8 +10,8 @@ struct CloseTests {
         let mailroom = Mailroom()
         let alice = Player("alice")
         let plain = await mailroom.subscribe(to: Ping.self)
-        let pinned = await mailroom.subscribe(to: Ping.self, from: alice)
-        let typed = await mailroom.subscribe(to: Pong.self, from: Player.self)
+        let pinned = await mailroom.subscribe(to: Ping.self, from: .only(alice))
+        let typed = await mailroom.subscribe(to: Pong.self, fromAny: Player.self)
         await mailroom.post(Ping(id: 1), from: alice)
         await mailroom.post(Pong(id: 2), from: alice)
 
@@ -34,7 +34,7 @@ struct CloseTests {
         await mailroom.close()
 
         let late = await mailroom.subscribe(to: Ping.self)
-        let latePinned = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+        let latePinned = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
         #expect(await mailroom.post(Ping(id: 1)) == Receipt(delivered: 0, dropped: 0))
         #expect(await mailroom.post(Ping(id: 2), from: RoomID("lobby")) == Receipt(delivered: 0, dropped: 0))
         #expect(try await withTimeout { await late.collect() } == [])

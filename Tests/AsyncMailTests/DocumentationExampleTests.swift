@@ -49,7 +49,7 @@ struct DocumentationExampleTests {
         let mailroom = Mailroom()
         let alice = Player("alice")
         let bob = Player("bob")
-        let fromAlice = await mailroom.subscribe(to: Ping.self, from: alice)
+        let fromAlice = await mailroom.subscribe(to: Ping.self, from: .only(alice))
         #expect(await mailroom.post(Ping(id: 1), from: bob) == Receipt())  // reached nobody
         withExtendedLifetime(fromAlice) {}
     }

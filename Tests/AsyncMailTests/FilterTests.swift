@@ -31,15 +31,15 @@ struct FilterTests {
             await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 10)])
             received = try await withTimeout { await stream.first(1).map(\.id) }
         case 1:
-            let stream = await mailroom.subscribe(to: Ping.self, from: alice, where: big)
+            let stream = await mailroom.subscribe(to: Ping.self, from: .only(alice), where: big)
             await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 10)], from: alice)
             received = try await withTimeout { await stream.first(1).map(\.id) }
         case 2:
-            let stream = await mailroom.subscribe(to: Ping.self, from: room, where: big)
+            let stream = await mailroom.subscribe(to: Ping.self, from: .only(room), where: big)
             await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 10)], from: room)
             received = try await withTimeout { await stream.first(1).map(\.id) }
         default:
-            let stream = await mailroom.subscribe(to: Ping.self, from: Player.self, where: big)
+            let stream = await mailroom.subscribe(to: Ping.self, fromAny: Player.self, where: big)
             await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 10)], from: alice)
             received = try await withTimeout { await stream.first(1).map(\.mail.id) }
         }

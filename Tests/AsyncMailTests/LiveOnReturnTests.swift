@@ -39,15 +39,15 @@ struct LiveOnReturnTests {
         let received: Int
         switch form {
         case 0:
-            let stream = await mailroom.subscribe(to: Ping.self, from: alice)
+            let stream = await mailroom.subscribe(to: Ping.self, from: .only(alice))
             receipt = await mailroom.post(Ping(id: 1), from: alice)
             received = try await withTimeout { await stream.first(1).count }
         case 1:
-            let stream = await mailroom.subscribe(to: Ping.self, from: room)
+            let stream = await mailroom.subscribe(to: Ping.self, from: .only(room))
             receipt = await mailroom.post(Ping(id: 1), from: room)
             received = try await withTimeout { await stream.first(1).count }
         case 2:
-            let stream = await mailroom.subscribe(to: Ping.self, from: Player.self)
+            let stream = await mailroom.subscribe(to: Ping.self, fromAny: Player.self)
             receipt = await mailroom.post(Ping(id: 1), from: alice)
             received = try await withTimeout { await stream.first(1).count }
         default:

@@ -124,15 +124,17 @@ struct ObserveTests {
         let recorder = Recorder()
         let alice = Player("alice")
         let (handled, report) = AsyncStream.makeStream(of: String.self)
-        await mailroom.observe(Ping.self, from: alice, owner: recorder) { _, ping in report.yield("alice \(ping.id)") }
+        await mailroom.observe(Ping.self, from: .only(alice), owner: recorder) { _, ping in
+            report.yield("alice \(ping.id)")
+        }
         await mailroom.observe(
             Ping.self,
-            from: RoomID("lobby"),
+            from: .only(RoomID("lobby")),
             owner: recorder,
             where: { $0.id > 1 },
             handler: { _, ping in report.yield("lobby \(ping.id)") }
         )
-        await mailroom.observe(Ping.self, from: Player.self, owner: recorder) { _, envelope in
+        await mailroom.observe(Ping.self, fromAny: Player.self, owner: recorder) { _, envelope in
             report.yield("player \(envelope.sender.name) \(envelope.mail.id)")
         }
         await mailroom.post(Ping(id: 1), from: alice)

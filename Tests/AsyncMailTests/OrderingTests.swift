@@ -16,7 +16,7 @@ struct OrderingTests {
             streams.append(
                 index.isMultiple(of: 2)
                     ? await mailroom.subscribe(to: Numbered.self)
-                    : await mailroom.subscribe(to: Numbered.self, from: room)
+                    : await mailroom.subscribe(to: Numbered.self, from: .only(room))
             )
         }
 

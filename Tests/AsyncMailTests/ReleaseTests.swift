@@ -49,7 +49,7 @@ struct ReleaseTests {
         let freed = FreedCount()
         let mailroom = Mailroom()
         do {
-            let parcels = await mailroom.subscribe(to: Parcel.self, from: RoomID("lobby"))
+            let parcels = await mailroom.subscribe(to: Parcel.self, from: .only(RoomID("lobby")))
             await mailroom.post(Parcel(contents: Tracked(freed)), from: RoomID("lobby"))
             await mailroom.close()
             #expect(freed.value == 0)
@@ -64,7 +64,7 @@ struct ReleaseTests {
         let mailroom = Mailroom()
         do {
             var player: Player? = Player("ada")
-            let parcels = await mailroom.subscribe(to: Parcel.self, from: player!)
+            let parcels = await mailroom.subscribe(to: Parcel.self, from: .only(player!))
             await mailroom.post(Parcel(contents: Tracked(freed)), from: player!)
             player = nil
             // Counting ends the departed sender's subscription.
@@ -79,7 +79,7 @@ struct ReleaseTests {
         let freed = FreedCount()
         var mailroom: Mailroom? = Mailroom()
         let parcels = await mailroom!.subscribe(to: Parcel.self)
-        let envelopes = await mailroom!.subscribe(to: Parcel.self, from: Player.self)
+        let envelopes = await mailroom!.subscribe(to: Parcel.self, fromAny: Player.self)
         await mailroom!.post(Parcel(contents: Tracked(freed)), from: Player("ada"))
         mailroom = nil
         // Both streams finished when the mailroom went; they still hold the mail until dropped.

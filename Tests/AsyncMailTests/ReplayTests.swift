@@ -47,13 +47,17 @@ struct ReplayTests {
         await mailroom.post(Settings(theme: "none"))
 
         #expect(await mailroom.latest(Settings.self)?.theme == "none")
-        #expect(await mailroom.latest(Settings.self, from: alice)?.theme == "alice-2")
-        #expect(await mailroom.latest(Settings.self, from: RoomID("lobby"))?.theme == "lobby-1")
-        #expect(await mailroom.latest(Settings.self, from: RoomID("kitchen")) == nil)
-        #expect(await mailroom.latest(Settings.self, from: Player("lookalike")) == nil)
+        #expect(await mailroom.latest(Settings.self, from: .only(alice))?.theme == "alice-2")
+        #expect(await mailroom.latest(Settings.self, from: .only(RoomID("lobby")))?.theme == "lobby-1")
+        #expect(await mailroom.latest(Settings.self, from: .only(RoomID("kitchen"))) == nil)
+        #expect(await mailroom.latest(Settings.self, from: .only(Player("lookalike"))) == nil)
 
-        let fromAlice = await mailroom.subscribe(to: Settings.self, from: alice, startingWithLatest: true)
-        let fromLobby = await mailroom.subscribe(to: Settings.self, from: RoomID("lobby"), startingWithLatest: true)
+        let fromAlice = await mailroom.subscribe(to: Settings.self, from: .only(alice), startingWithLatest: true)
+        let fromLobby = await mailroom.subscribe(
+            to: Settings.self,
+            from: .only(RoomID("lobby")),
+            startingWithLatest: true
+        )
         #expect(try await withTimeout { await fromAlice.first(1) }.map(\.theme) == ["alice-2"])
         #expect(try await withTimeout { await fromLobby.first(1) }.map(\.theme) == ["lobby-1"])
     }

@@ -35,9 +35,9 @@ struct RoutingTests {
         var pinned: [AsyncStream<Ping>] = []
         for index in 0..<1_000 {
             others.append(await mailroom.subscribe(to: Pong.self))
-            pinned.append(await mailroom.subscribe(to: Ping.self, from: RoomID("room-\(index)")))
+            pinned.append(await mailroom.subscribe(to: Ping.self, from: .only(RoomID("room-\(index)"))))
         }
-        let mine = await mailroom.subscribe(to: Ping.self, from: RoomID("mine"))
+        let mine = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("mine")))
         #expect(await mailroom.post(Ping(id: 1), from: RoomID("mine")) == Receipt(delivered: 1, dropped: 0))
         #expect(await mailroom.post(Ping(id: 2)) == Receipt())
         #expect(try await withTimeout { await mine.first(1) } == [Ping(id: 1)])

@@ -33,7 +33,7 @@ struct ServeTests {
     func deliversInOrder() async throws {
         let mailroom = Mailroom()
         let room = RoomID("lobby")
-        let inbox = await mailroom.subscribe(to: Ping.self, from: room, backlogLimit: 64)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(room), backlogLimit: 64)
         let received = Locked<[Int]>([])
         let (allReceived, signal) = AsyncStream.makeStream(of: Void.self)
         let end = try await withTimeout {
@@ -51,7 +51,7 @@ struct ServeTests {
         }
         #expect("\(end)" == "inbound ended")
         #expect(received.withLock { $0 } == Array(0..<10))
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: room) == 0)
+        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(room)) == 0)
     }
 
     @Test("the client leaving ends delivery and removes the subscription, even with no mail")
@@ -146,7 +146,7 @@ struct ServeTests {
     func departedSenderEnds() async throws {
         let mailroom = Mailroom()
         var player: Player? = Player("ann")
-        let inbox = await mailroom.subscribe(to: Ping.self, from: player!, backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(player!), backlogLimit: 4)
         let connection = Task {
             await inbox.serve { _ in
             } receiving: {

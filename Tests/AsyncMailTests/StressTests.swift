@@ -85,13 +85,13 @@ struct StressWorld: Sendable {
             let stream = await mailroom.subscribe(to: M.self)
             return Task { await stream.collect() }
         case .room(let name):
-            let stream = await mailroom.subscribe(to: M.self, from: RoomID(name))
+            let stream = await mailroom.subscribe(to: M.self, from: .only(RoomID(name)))
             return Task { await stream.collect() }
         case .player(let index):
-            let stream = await mailroom.subscribe(to: M.self, from: players[index])
+            let stream = await mailroom.subscribe(to: M.self, from: .only(players[index]))
             return Task { await stream.collect() }
         case .anyPlayer:
-            let stream = await mailroom.subscribe(to: M.self, from: Player.self)
+            let stream = await mailroom.subscribe(to: M.self, fromAny: Player.self)
             return Task { await stream.collect().map(\.mail) }
         }
     }
@@ -510,12 +510,12 @@ extension StressWorld {
     func startConsumerStream<M: Stamped>(_ type: M.Type, filter: StressFilter) async -> AsyncStream<M> {
         switch filter {
         case .everyone: await mailroom.subscribe(to: M.self)
-        case .room(let name): await mailroom.subscribe(to: M.self, from: RoomID(name))
-        case .player(let index): await mailroom.subscribe(to: M.self, from: players[index])
+        case .room(let name): await mailroom.subscribe(to: M.self, from: .only(RoomID(name)))
+        case .player(let index): await mailroom.subscribe(to: M.self, from: .only(players[index]))
         case .anyPlayer:
             // Re-wrap envelopes as a plain stream of mail; cancelling the consumer still ends the subscription.
             await {
-                let envelopes = await mailroom.subscribe(to: M.self, from: Player.self)
+                let envelopes = await mailroom.subscribe(to: M.self, fromAny: Player.self)
                 return AsyncStream { continuation in
                     let forward = Task {
                         for await envelope in envelopes { continuation.yield(envelope.mail) }

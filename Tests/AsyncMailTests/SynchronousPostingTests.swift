@@ -28,7 +28,7 @@ struct SynchronousPostingTests {
     func deliversWithAReceipt() async throws {
         let mailroom = Mailroom()
         let pings = await mailroom.subscribe(to: Ping.self)
-        let lobby = await mailroom.subscribe(to: Ping.self, from: RoomID("lobby"))
+        let lobby = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
         #expect(handleFromCallback(mailroom, id: 1) == Receipt(delivered: 1))
         #expect(mailroom.postSynchronously(Ping(id: 2), from: RoomID("lobby")) == Receipt(delivered: 2))
         #expect(mailroom.postSynchronously(contentsOf: [Ping(id: 3), Ping(id: 4)]) == Receipt(delivered: 2))

@@ -26,10 +26,10 @@ actor Lobby {}
 
 func everyEntryPoint(_ mailroom: Mailroom, lobby: Lobby, token: Token) async {
     let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self)
-    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: lobby)
-    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: token)
-    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: RoomID(name: "lobby"))
-    let _: AsyncStream<Envelope<Settings, Lobby>> = await mailroom.subscribe(to: Settings.self, from: Lobby.self)
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(lobby))
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(token))
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(RoomID(name: "lobby")))
+    let _: AsyncStream<Envelope<Settings, Lobby>> = await mailroom.subscribe(to: Settings.self, fromAny: Lobby.self)
     let _: Receipt = await mailroom.post(Ping(id: 1))
     await mailroom.post(Settings(theme: "dark"), from: lobby)
     await mailroom.post(Ping(id: 2), from: RoomID(name: "lobby"))

@@ -147,11 +147,11 @@ if arguments.first == "count" {
         for value in 0..<posts { await mailroom.post(Beat(value: value)) }
         withExtendedLifetime(target) {}
     case .value(let room):
-        let target = await mailroom.subscribe(to: Beat.self, from: room, bufferingPolicy: newest)
+        let target = await mailroom.subscribe(to: Beat.self, from: .only(room), bufferingPolicy: newest)
         for value in 0..<posts { await mailroom.post(Beat(value: value), from: room) }
         withExtendedLifetime(target) {}
     case .object(let poster):
-        let target = await mailroom.subscribe(to: Beat.self, from: poster, bufferingPolicy: newest)
+        let target = await mailroom.subscribe(to: Beat.self, from: .only(poster), bufferingPolicy: newest)
         for value in 0..<posts { await mailroom.post(Beat(value: value), from: poster) }
         withExtendedLifetime(target) {}
     }

@@ -37,11 +37,11 @@ public enum Crowd: String, CaseIterable, Sendable {
             case .types:
                 kept.append(await subscribeToOther(Beat.self, bits: number, depth: 14, on: mailroom))
             case .values:
-                kept.append(await mailroom.subscribe(to: Beat.self, from: Room(number: number)))
+                kept.append(await mailroom.subscribe(to: Beat.self, from: .only(Room(number: number))))
             case .objects:
                 let other = Poster()
                 kept.append(other)
-                kept.append(await mailroom.subscribe(to: Beat.self, from: other))
+                kept.append(await mailroom.subscribe(to: Beat.self, from: .only(other)))
             }
         }
         return kept

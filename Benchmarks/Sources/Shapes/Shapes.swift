@@ -171,9 +171,9 @@ public func postCost(on mailroom: Mailroom, pinned pin: Pin, measure: Measure) a
     case .unpinned:
         target = await mailroom.subscribe(to: Beat.self, bufferingPolicy: newest)
     case .value(let room):
-        target = await mailroom.subscribe(to: Beat.self, from: room, bufferingPolicy: newest)
+        target = await mailroom.subscribe(to: Beat.self, from: .only(room), bufferingPolicy: newest)
     case .object(let poster):
-        target = await mailroom.subscribe(to: Beat.self, from: poster, bufferingPolicy: newest)
+        target = await mailroom.subscribe(to: Beat.self, from: .only(poster), bufferingPolicy: newest)
     }
     await measure {
         switch pin {

@@ -13,7 +13,7 @@ func serveConnection(
     mailroom: Mailroom,
     slowLimit: Int
 ) async throws {
-    let inbox = await mailroom.subscribe(to: ChatLine.self, from: room, backlogLimit: slowLimit)
+    let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(room), backlogLimit: slowLimit)
     let end = await inbox.serve { line in
         try await outbound.write(.text(line.text))
     } receiving: {

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Mail of a registered type, posted in any process, reaches the matching subscriptions in every
 /// other process of the fleet, with its `Hashable` value sender (a room id) intact:
-/// `subscribe(to: ChatLine.self, from: RoomID("lobby"))` hears the whole fleet's lobby.
+/// `subscribe(to: ChatLine.self, from: .only(RoomID("lobby")))` hears the whole fleet's lobby.
 ///
 /// - Registration: every relayed mail type and sender type gets a stable wire name
 ///   (``register(_:as:)``, ``register(sender:as:)``), so renaming a Swift type never breaks a

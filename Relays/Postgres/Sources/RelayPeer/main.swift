@@ -89,7 +89,7 @@ case "talk":
     }
 default:
     var heard = 0
-    for await line in await mailroom.subscribe(to: ChatLine.self, from: lobby) {
+    for await line in await mailroom.subscribe(to: ChatLine.self, from: .only(lobby)) {
         say(line.text)
         heard += 1
         if heard == count { break }

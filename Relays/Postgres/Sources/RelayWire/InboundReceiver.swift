@@ -11,7 +11,7 @@ package final class InboundReceiver: Sendable {
     /// What the relay must do with one payload.
     package enum Action: Sendable {
         /// Deliver the post after reporting `notes` (a gap before it, say).
-        case deliver(InboundPost, sender: (any Sendable)?, notes: [Note])
+        case deliver(InboundPost, sender: (any Hashable & Sendable)?, notes: [Note])
         /// Ephemeral mode: read the row a spill notice names, then call ``receiveSpilled(_:for:)``.
         case readSpilled(SpillNotice)
         /// Nothing to deliver; report `notes` (none for the relay's own mail coming back).

@@ -116,7 +116,7 @@ package enum InboundMessage: Sendable {
 
 /// The decoded post, or why it could not be.
 package enum InboundContent: Sendable {
-    case decoded(InboundPost, sender: (any Sendable)?)
+    case decoded(InboundPost, sender: (any Hashable & Sendable)?)
     case unknownType(String)
     case failed(type: String, reason: String)
 }
@@ -175,7 +175,7 @@ private struct Envelope: Decodable {
         }
         let content: InboundContent
         do {
-            var sender: (any Sendable)?
+            var sender: (any Hashable & Sendable)?
             if let senderType = try container.decodeIfPresent(String.self, forKey: .senderType) {
                 guard let senderCodec = registry.senderCodec(named: senderType) else {
                     try Self.requireMails(count, in: container)

@@ -30,7 +30,7 @@ package final class WireRegistry: Sendable {
         package let typeName: String
         /// Nil for an `Optional` sender holding `nil`, which AsyncMail treats as no sender.
         package let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
-        package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Sendable
+        package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Hashable & Sendable
     }
 
     private struct State {
@@ -139,9 +139,9 @@ package final class WireRegistry: Sendable {
 package struct InboundPost: Sendable {
     /// How many mails the post carries.
     package let count: Int
-    package let post: @Sendable (Mailroom, (any Sendable)?) async -> Receipt
+    package let post: @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt
 
-    package init(count: Int, post: @escaping @Sendable (Mailroom, (any Sendable)?) async -> Receipt) {
+    package init(count: Int, post: @escaping @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt) {
         self.count = count
         self.post = post
     }

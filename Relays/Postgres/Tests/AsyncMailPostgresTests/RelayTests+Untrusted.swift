@@ -204,7 +204,7 @@ extension RelayTests {
         let channel = try freshChannel()
         let here = Mailroom()
         let receiving = try await start(makeRelay(here, on: channel))
-        let lobby = await here.subscribe(to: ChatLine.self, from: RoomID(name: "lobby"))
+        let lobby = await here.subscribe(to: ChatLine.self, from: .only(RoomID(name: "lobby")))
 
         let (process, output) = try RelayPeer.launch(
             ["talk", "2000"],

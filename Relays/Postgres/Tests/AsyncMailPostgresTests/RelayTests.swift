@@ -18,8 +18,8 @@ struct RelayTests {
         let (here, there) = (Mailroom(), Mailroom())
         let sending = try await start(makeRelay(here, on: channel))
         let receiving = try await start(makeRelay(there, on: channel))
-        let lobby = await there.subscribe(to: ChatLine.self, from: RoomID(name: "lobby"))
-        let kitchen = await there.subscribe(to: ChatLine.self, from: RoomID(name: "kitchen"))
+        let lobby = await there.subscribe(to: ChatLine.self, from: .only(RoomID(name: "lobby")))
+        let kitchen = await there.subscribe(to: ChatLine.self, from: .only(RoomID(name: "kitchen")))
 
         for number in 0..<50 { await here.post(ChatLine(text: "lobby \(number)"), from: RoomID(name: "lobby")) }
         await here.post(ChatLine(text: "kitchen"), from: RoomID(name: "kitchen"))
