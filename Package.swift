@@ -9,12 +9,15 @@ let package = Package(
         .library(name: "AsyncMail", targets: ["AsyncMail"]),
         // The NotificationCenter bridge; the core stays Foundation-free.
         .library(name: "AsyncMailFoundation", targets: ["AsyncMailFoundation"]),
+        // Swift Testing helpers for code that posts and subscribes; imports the toolchain's `Testing`.
+        .library(name: "AsyncMailTesting", targets: ["AsyncMailTesting"]),
     ],
     targets: [
         .target(name: "AsyncMail"),
         .target(name: "AsyncMailFoundation", dependencies: ["AsyncMail"]),
-        // Waiting helpers (a loud timeout around a real event) shared by both test targets.
-        .target(name: "TestSupport", dependencies: ["AsyncMail"], path: "Tests/TestSupport"),
+        .target(name: "AsyncMailTesting", dependencies: ["AsyncMail"]),
+        // What this package's own test targets share beyond AsyncMailTesting (a lock TSan can see).
+        .target(name: "TestSupport", dependencies: ["AsyncMail", "AsyncMailTesting"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncMailTests", dependencies: ["AsyncMail", "TestSupport"]),
         .testTarget(name: "AsyncMailFoundationTests", dependencies: ["AsyncMailFoundation", "TestSupport"]),
     ],

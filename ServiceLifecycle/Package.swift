@@ -30,6 +30,7 @@ let package = Package(
             dependencies: [
                 "AsyncMailServiceLifecycle",
                 .product(name: "AsyncMail", package: root),
+                .product(name: "AsyncMailTesting", package: root),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -68,6 +68,7 @@ let package = Package(
                 "AsyncMailPostgres",
                 "RelayWire",
                 .product(name: "AsyncMail", package: root),
+                .product(name: "AsyncMailTesting", package: root),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

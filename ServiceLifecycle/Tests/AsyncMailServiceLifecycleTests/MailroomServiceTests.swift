@@ -1,5 +1,6 @@
 import AsyncMail
 import AsyncMailServiceLifecycle
+import AsyncMailTesting
 import Logging
 import ServiceLifecycle
 import Testing
@@ -23,26 +24,6 @@ struct StalledConnectionService: Service {
             for await _ in never {}
         }
         ended.yield(end)
-    }
-}
-
-/// Fails the test loudly instead of hanging when `operation` does not finish in time.
-func withTimeout<T: Sendable>(
-    _ limit: Duration = .seconds(20),
-    _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let result = try await group.next(), let value = result else {
-            Issue.record("timed out after \(limit)")
-            throw CancellationError()
-        }
-        return value
     }
 }
 

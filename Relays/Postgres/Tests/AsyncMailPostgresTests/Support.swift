@@ -1,5 +1,6 @@
 import AsyncMail
 import AsyncMailPostgres
+@_exported import AsyncMailTesting
 import Foundation
 import Logging
 import PostgresNIO
@@ -213,30 +214,6 @@ func start(_ relay: PostgresRelay) async throws -> Task<Void, any Error> {
 func stop(_ running: Task<Void, any Error>) async throws {
     running.cancel()
     try await withTimeout { _ = try? await running.value }
-}
-
-struct TimedOut: Error {}
-
-/// Fails the test loudly instead of hanging when `operation` does not finish in time.
-@discardableResult
-func withTimeout<T: Sendable>(
-    _ limit: Duration = .seconds(30),
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let result = try await group.next(), let value = result else {
-            Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
-            throw TimedOut()
-        }
-        return value
-    }
 }
 
 /// Waits until `condition` holds, checking it every 10 ms; fails loudly after `limit`.

@@ -1,0 +1,52 @@
+import Testing
+
+/// Thrown by ``withTimeout(_:sourceLocation:_:)``, after it has recorded an issue, when the awaited
+/// operation did not finish in time.
+public struct TimedOut: Error, CustomStringConvertible {
+    /// How long the operation was given.
+    public let limit: Duration
+
+    /// Creates the error for an operation that was given `limit`.
+    public init(limit: Duration) {
+        self.limit = limit
+    }
+
+    public var description: String { "timed out after \(limit)" }
+}
+
+/// Runs `operation`, failing the test loudly if it has not finished within `limit`.
+///
+/// The timeout is a guard against hangs, never a way to wait: `operation` awaits the real event,
+/// and a passing test never waits for the deadline. When the limit passes, it records one `Issue`
+/// at the caller's `sourceLocation`, cancels `operation` and throws ``TimedOut``. It returns at
+/// the limit even if `operation` ignores cancellation: a structured task group would wait for it,
+/// turning a hang into a hang, where this makes a stuck test fail instead of stalling the run.
+///
+/// ```swift
+/// let pings = await mailroom.subscribe(to: Ping.self)
+/// await mailroom.post(Ping(id: 1))
+/// let first = try await withTimeout { await pings.first(1) }
+/// #expect(first == [Ping(id: 1)])
+/// ```
+public func withTimeout<T: Sendable>(
+    _ limit: Duration = .seconds(20),
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let (outcomes, report) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
+    let work = Task {
+        do { report.yield(.success(try await operation())) } catch { report.yield(.failure(error)) }
+    }
+    let timer = Task {
+        try? await Task.sleep(for: limit)
+        report.yield(nil)
+    }
+    defer { timer.cancel() }
+    for await outcome in outcomes {
+        if let outcome { return try outcome.get() }
+        break
+    }
+    work.cancel()
+    Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
+    throw TimedOut(limit: limit)
+}
