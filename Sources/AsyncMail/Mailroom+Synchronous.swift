@@ -35,8 +35,14 @@ extension Mailroom {
     @inlinable
     public nonisolated func postSynchronously<M: Mail>(_ mail: M, from sender: (some AnyObject & Sendable)?) -> Receipt
     {
-        guard let sender else { return _switchboard.post(mail) }
-        return _switchboard.post(mail, from: sender)
+        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
+        // release per post, on the slow side-table path when the sender is pinned.
+        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
+        // release per post, on the slow side-table path when the sender is pinned.
+        switch sender {
+        case .some(let sender): _switchboard.post(mail, from: sender)
+        case .none: _switchboard.post(mail)
+        }
     }
 
     /// Posts mail from a `Hashable` sender value from synchronous code; routed exactly like
@@ -63,8 +69,12 @@ extension Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: (some AnyObject & Sendable)?
     ) -> Receipt {
-        guard let sender else { return _switchboard.post(contentsOf: mails) }
-        return _switchboard.post(contentsOf: mails, from: sender)
+        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
+        // release per post, on the slow side-table path when the sender is pinned.
+        switch sender {
+        case .some(let sender): _switchboard.post(contentsOf: mails, from: sender)
+        case .none: _switchboard.post(contentsOf: mails)
+        }
     }
 
     /// Posts a batch of mail from one `Hashable` sender value from synchronous code, as one

@@ -238,8 +238,12 @@ public final actor Mailroom {
         _ mail: M,
         from sender: (some AnyObject & Sendable)?
     ) async -> Receipt {
-        guard let sender else { return _switchboard.post(mail) }
-        return _switchboard.post(mail, from: sender)
+        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
+        // release per post, on the slow side-table path when the sender is pinned.
+        switch sender {
+        case .some(let sender): _switchboard.post(mail, from: sender)
+        case .none: _switchboard.post(mail)
+        }
     }
 
     /// Posts mail from a `Hashable` sender value, such as a room id, matched by type and equality.
@@ -288,8 +292,12 @@ public final actor Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: (some AnyObject & Sendable)?
     ) async -> Receipt {
-        guard let sender else { return _switchboard.post(contentsOf: mails) }
-        return _switchboard.post(contentsOf: mails, from: sender)
+        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
+        // release per post, on the slow side-table path when the sender is pinned.
+        switch sender {
+        case .some(let sender): _switchboard.post(contentsOf: mails, from: sender)
+        case .none: _switchboard.post(contentsOf: mails)
+        }
     }
 
     /// Posts a batch of mail from one `Hashable` sender value, in order, as one delivery.

@@ -16,10 +16,10 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
 
     /// Subscriptions pinned to the post's sender.
     @usableFromInline var _pinned: [Subscriber<M>]?
-    /// Subscriptions to the sender's type, which receive envelopes.
-    @usableFromInline var _bySenderType: [Subscriber<Envelope<M, S>>]?
-    /// Subscriptions to a supertype or protocol of the sender's, whose envelopes need a cast.
-    @usableFromInline var _castEnvelopes: [EnvelopeDelivery<M>]?
+    /// Subscriptions to the sender's type, or to a supertype or protocol of it, which receive
+    /// envelopes. One field for both: a fifth field made every post's copy and destruction of
+    /// this struct go through outlined value witnesses.
+    @usableFromInline var _bySenderType: SenderTypeRecipients<M, S>?
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered.
     @usableFromInline var _taps: [Subscriber<PostedMail>]?
@@ -36,10 +36,15 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         Self.yield(mail, to: _everyone, into: &receipt)
         if let _pinned { Self.yield(mail, to: _pinned, into: &receipt) }
         if let sender, let _bySenderType {
-            Self.yield(Envelope(mail: mail, sender: sender), to: _bySenderType, into: &receipt)
-        }
-        if let _castEnvelopes {
-            for envelopes in _castEnvelopes { envelopes._deliver(mail, &receipt) }
+            switch _bySenderType {
+            case .ownType(let subscribers):
+                Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, into: &receipt)
+            case .withCasts(let recipients):
+                if let subscribers = recipients._ownType {
+                    Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, into: &receipt)
+                }
+                for envelopes in recipients._cast { envelopes._deliver(mail, &receipt) }
+            }
         }
         if let _taps {
             var uncounted = Receipt()
@@ -91,5 +96,27 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
                 break
             }
         }
+    }
+}
+
+/// The envelope subscriptions one post reaches.
+@usableFromInline
+enum SenderTypeRecipients<M: Mail, S: Sendable>: Sendable {
+    /// Only subscriptions to the sender's own (static) type: the common case, with no allocation.
+    case ownType([Subscriber<Envelope<M, S>>])
+    /// Subscriptions to supertypes or protocols of the sender's too, whose envelopes need a cast.
+    case withCasts(CastRecipients<M, S>)
+}
+
+/// The envelope subscriptions of one post when some of them need a cast.
+@usableFromInline
+final class CastRecipients<M: Mail, S: Sendable>: Sendable {
+    @usableFromInline let _ownType: [Subscriber<Envelope<M, S>>]?
+    @usableFromInline let _cast: [EnvelopeDelivery<M>]
+
+    @usableFromInline
+    init(ownType: [Subscriber<Envelope<M, S>>]?, cast: [EnvelopeDelivery<M>]) {
+        self._ownType = ownType
+        self._cast = cast
     }
 }

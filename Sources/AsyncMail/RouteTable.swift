@@ -123,16 +123,22 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         if let sender, !_bySenderType.isEmpty {
             // `as Any` opens an existential `S`, so this is the sender's own type.
             let ownType = ObjectIdentifier(type(of: sender as Any))
+            var ownTypeSubscribers: [Subscriber<Envelope<M, S>>]?
+            var castEnvelopes: [EnvelopeDelivery<M>] = []
             for routeKey in _senderTypesOf[ownType] ?? senderTypes(of: sender, ownType: ownType) {
                 guard let list = _bySenderType[routeKey] else { continue }
                 if routeKey == ObjectIdentifier(S.self) {
                     // The key is `S`'s identity, so the stored list is exactly this type.
-                    recipients._bySenderType = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
+                    ownTypeSubscribers = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
                 } else {
                     // A supertype or protocol of the sender's: the envelope needs a cast.
-                    recipients._castEnvelopes =
-                        (recipients._castEnvelopes ?? []) + [list.envelopes(of: M.self, from: sender)]
+                    castEnvelopes.append(list.envelopes(of: M.self, from: sender))
                 }
+            }
+            if !castEnvelopes.isEmpty {
+                recipients._bySenderType = .withCasts(CastRecipients(ownType: ownTypeSubscribers, cast: castEnvelopes))
+            } else if let ownTypeSubscribers {
+                recipients._bySenderType = .ownType(ownTypeSubscribers)
             }
         }
         return recipients

@@ -11,14 +11,7 @@ extension ChatServer {
         guard environment.get("CHAT_RELAY") == "postgres" else { return nil }
         let relay = try PostgresRelay(
             mailroom: mailroom,
-            connection: .init(
-                host: environment.get("PGHOST") ?? "127.0.0.1",
-                port: environment.get("PGPORT").flatMap(Int.init) ?? 5432,
-                username: environment.get("PGUSER") ?? "postgres",
-                password: environment.get("PGPASSWORD"),
-                database: environment.get("PGDATABASE"),
-                tls: .disable
-            ),
+            connection: try PostgresRelay.connectionFromEnvironment(),
             configuration: .init(channel: try RelayChannel(environment.get("CHAT_RELAY_CHANNEL") ?? "chat")),
             logger: logger
         )

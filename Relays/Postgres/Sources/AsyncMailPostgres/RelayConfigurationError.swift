@@ -12,6 +12,9 @@ public enum RelayConfigurationError: Error, Sendable, Hashable, CustomStringConv
     case invalidTableName(String)
     /// An authentication key shorter than 32 bytes, the length of its HMAC-SHA256 output.
     case keyTooShort(bytes: Int)
+    /// An environment variable that ``PostgresRelay/connectionFromEnvironment(_:)`` read holds
+    /// something it cannot use, such as a `PGPORT` that is not a port number.
+    case invalidEnvironmentVariable(String, value: String)
 
     public var description: String {
         switch self {
@@ -21,6 +24,7 @@ public enum RelayConfigurationError: Error, Sendable, Hashable, CustomStringConv
         case .typeAlreadyRegistered(let type, let name): "\(type) is already registered as \"\(name)\""
         case .invalidTableName(let name): "invalid table name \"\(name)\": use a lower-case SQL identifier"
         case .keyTooShort(let bytes): "an authentication key of \(bytes) bytes: use at least 32 random bytes"
+        case .invalidEnvironmentVariable(let name, let value): "\(name)=\"\(value)\" cannot be used"
         }
     }
 }

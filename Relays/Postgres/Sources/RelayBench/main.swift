@@ -23,14 +23,9 @@ struct Payload: Mail, Codable {
 /// Where to connect and how quietly, shared by every measurement.
 enum Bench {
     static let environment = ProcessInfo.processInfo.environment
-    static let configuration = PostgresConnection.Configuration(
-        host: environment["PGHOST"] ?? "127.0.0.1",
-        port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
-        username: environment["PGUSER"] ?? "postgres",
-        password: environment["PGPASSWORD"],
-        database: environment["PGDATABASE"],
-        tls: .disable
-    )
+    static let configuration: PostgresConnection.Configuration = {
+        do { return try PostgresRelay.connectionFromEnvironment() } catch { fatalError("\(error)") }
+    }()
     static let logger: Logger = {
         var logger = Logger(label: "RelayBench")
         logger.logLevel = environment["BENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical

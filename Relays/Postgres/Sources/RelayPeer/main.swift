@@ -37,14 +37,7 @@ let environment = ProcessInfo.processInfo.environment
 let mailroom = Mailroom()
 let relay = try PostgresRelay(
     mailroom: mailroom,
-    connection: .init(
-        host: environment["PGHOST"] ?? "127.0.0.1",
-        port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
-        username: environment["PGUSER"] ?? "postgres",
-        password: environment["PGPASSWORD"],
-        database: environment["PGDATABASE"],
-        tls: .disable
-    ),
+    connection: try PostgresRelay.connectionFromEnvironment(),
     configuration: .init(channel: try RelayChannel(environment["RELAY_CHANNEL"] ?? "relay_peer"))
 )
 try relay.register(ChatLine.self, as: "chat.line")

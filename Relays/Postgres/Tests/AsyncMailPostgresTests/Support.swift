@@ -27,16 +27,10 @@ final class Speaker: Sendable {}
 enum Database {
     static let environment = ProcessInfo.processInfo.environment
 
-    static var configuration: PostgresConnection.Configuration {
-        .init(
-            host: environment["PGHOST"] ?? "127.0.0.1",
-            port: environment["PGPORT"].flatMap(Int.init) ?? 5432,
-            username: environment["PGUSER"] ?? "postgres",
-            password: environment["PGPASSWORD"],
-            database: environment["PGDATABASE"],
-            tls: .disable
-        )
-    }
+    /// A bad `PGPORT` stops the run at once: every test would fail on it anyway.
+    static let configuration: PostgresConnection.Configuration = {
+        do { return try PostgresRelay.connectionFromEnvironment() } catch { fatalError("\(error)") }
+    }()
 
     /// `Scripts/postgres.sh` when the tests may stop and restart the server (CI sets it).
     static var control: String? { environment["ASYNCMAIL_PG_CONTROL"] }

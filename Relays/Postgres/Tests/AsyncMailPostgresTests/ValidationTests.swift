@@ -54,4 +54,32 @@ struct ValidationTests {
             try makeRelay(Mailroom(), on: RelayChannel("validation")) { $0.table = "relay; drop table x" }
         }
     }
+
+    @Test("the connection comes from libpq's variables, with psql's defaults")
+    func connectionFromEnvironment() throws {
+        let defaults = try PostgresRelay.connectionFromEnvironment([:])
+        #expect(defaults.host == "127.0.0.1")
+        #expect(defaults.port == 5432)
+        #expect(defaults.username == "postgres")
+        #expect(defaults.password == nil)
+        #expect(defaults.database == nil)
+        let given = try PostgresRelay.connectionFromEnvironment([
+            "PGHOST": "db.internal", "PGPORT": "6543", "PGUSER": "relay", "PGPASSWORD": "secret", "PGDATABASE": "chat",
+        ])
+        #expect(given.host == "db.internal")
+        #expect(given.port == 6543)
+        #expect(given.username == "relay")
+        #expect(given.password == "secret")
+        #expect(given.database == "chat")
+    }
+
+    @Test(
+        "a PGPORT that is not a port number is an error, not the default",
+        arguments: ["", "abc", "0", "65536", "-1"]
+    )
+    func invalidPort(_ port: String) {
+        #expect(throws: RelayConfigurationError.invalidEnvironmentVariable("PGPORT", value: port)) {
+            try PostgresRelay.connectionFromEnvironment(["PGPORT": port])
+        }
+    }
 }
