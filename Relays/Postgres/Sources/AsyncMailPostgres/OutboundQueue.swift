@@ -112,4 +112,12 @@ final class OutboundQueue: Sendable {
             }
         }
     }
+
+    /// The mails of the posts among `items`.
+    static func mailCount(of items: [Item]) -> Int {
+        items.reduce(0) { count, item in
+            if case .post(let post) = item { return count + post.mails.count }
+            return count
+        }
+    }
 }

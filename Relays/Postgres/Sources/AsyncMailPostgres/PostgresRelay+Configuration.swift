@@ -80,7 +80,7 @@ extension PostgresRelay {
         var retention: Duration {
             switch mode {
             case .durable(let retention): retention
-            case .ephemeral: PostgresRelay.spillRetention
+            case .ephemeral: EphemeralMode.spillRetention
             }
         }
 

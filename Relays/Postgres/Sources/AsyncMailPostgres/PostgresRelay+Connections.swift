@@ -50,14 +50,15 @@ extension PostgresRelay {
 
     /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes
     /// `connection` and throws, without waiting for `body` (see ``Deadline``).
-    func withDeadline(
+    @discardableResult
+    func withDeadline<Result: Sendable>(
         _ limit: Duration,
         for what: String,
         closing connection: PostgresConnection,
         marking unanswered: Unanswered,
-        _ body: @escaping @Sendable () async throws -> Void
-    ) async throws {
-        guard try await Deadline.run(limit, body) == nil else { return }
+        _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        if let result = try await Deadline.run(limit, body) { return result }
         let noAnswer = NoAnswer(to: what, within: limit)
         unanswered.mark(noAnswer)
         await close(connection)

@@ -58,30 +58,31 @@ extension PostgresRelay {
         wakes: AsyncStream<Void>,
         wake: AsyncStream<Void>.Continuation
     ) async throws {
-        let durable: Bool
-        if case .durable = configuration.mode { durable = true } else { durable = false }
-        // LISTEN is in place: whatever is committed from here on is announced, so catching up now
-        // leaves no window in which a row could be missed.
-        if durable { try await catchUp(on: connection) }
-        report(.listening) { _ in }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for try await notification in notifications {
-                    if durable {
-                        wake.yield()  // a wake-up: the rows are in the table
-                    } else {
-                        try await self.receive(notification.payload, on: connection)
-                    }
-                }
-                throw ListenerEnded()
-            }
-            if durable {
+        switch mode {
+        case .durable(let durable):
+            // LISTEN is in place: whatever is committed from here on is announced, so catching up
+            // now leaves no window in which a row could be missed.
+            try await catchUp(durable, on: connection)
+            report(.listening) { _ in }
+            try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await _ in wakes { try await self.catchUp(on: connection) }
+                    for try await _ in notifications { wake.yield() }  // a wake-up: the rows are in the table
+                    throw ListenerEnded()
+                }
+                group.addTask {
+                    for await _ in wakes { try await self.catchUp(durable, on: connection) }
+                }
+                _ = try await group.next()
+                group.cancelAll()
+            }
+        case .ephemeral(let ephemeral):
+            report(.listening) { _ in }
+            for try await notification in notifications {
+                try await perform(receiver.receive(notification.payload)) { notice in
+                    try await self.readSpilled(notice, from: ephemeral, on: connection)
                 }
             }
-            _ = try await group.next()
-            group.cancelAll()
+            throw ListenerEnded()
         }
     }
 
@@ -108,66 +109,30 @@ extension PostgresRelay {
             receiver.tick()  // listening time: origins unheard for the retention are forgotten
             beats += 1
             if beats % 60 == 1 {
-                // Row-level deletes: writers are not blocked. Bounded like every call on this
-                // connection, so that a slow delete cannot stall the heartbeat for long.
-                let retention = configuration.retention
-                let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) * 1e-18
+                // Bounded like every call on this connection, so that a slow delete cannot stall
+                // the heartbeat for long.
+                let (table, retention) = (table, configuration.retention)
                 try await withDeadline(
                     callDeadline,
                     for: "the retention clean-up",
                     closing: connection,
                     marking: unanswered
                 ) {
-                    try await connection.query(
-                        """
-                        DELETE FROM \(unescaped: self.table) WHERE channel = \(self.configuration.channel.name)
-                        AND created_at < now() - make_interval(secs => \(seconds))
-                        """,
-                        logger: self.logger
-                    )
+                    try await table.deleteExpired(olderThan: retention, on: connection)
                 }
             }
         }
     }
 
-    /// Durable mode: reads every row past the cursor, in id order, and delivers it. A row larger
-    /// than the post limit is not transferred: it is rejected by its size.
-    private func catchUp(on connection: PostgresConnection) async throws {
-        let page = 500
+    /// Durable mode: delivers every row past the cursor, in id order. A row larger than the post
+    /// limit is not transferred: it is rejected by its size.
+    private func catchUp(_ durable: DurableMode, on connection: PostgresConnection) async throws {
         let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
-        while true {
-            let cursor = state.withLock { $0.cursor ?? 0 }
-            let rows = try await connection.query(
-                """
-                SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(limit) THEN payload END
-                FROM \(unescaped: table)
-                WHERE channel = \(configuration.channel.name) AND id > \(cursor) ORDER BY id LIMIT \(page)
-                """,
-                logger: logger
-            )
-            var read = 0
-            for try await (id, bytes, payload) in rows.decode((Int64, Int, String?).self) {
-                read += 1
-                if let payload {
-                    try await receive(payload, on: connection)
-                } else {
-                    report(.rejected(reason: "row \(id) has \(bytes) bytes, over the limit of \(limit)")) {
-                        $0.rejected += 1
-                    }
-                }
-                state.withLock { $0.cursor = id }
-            }
-            if read < page { return }
-        }
-    }
-
-    /// Delivers one received payload into the local mailroom, or reports why not; a spilled
-    /// post's row is read on `connection`.
-    ///
-    /// - Throws: only when reading a spilled post's row fails.
-    func receive(_ payload: String, on connection: PostgresConnection) async throws {
-        try await perform(receiver.receive(payload)) { notice in
-            try await self.readSpilled(notice, on: connection)
+        try await durable.catchUp(on: connection, maximumBytes: limit) { payload in
+            // Durable mode rejects spill notices, so no row is ever read for one.
+            try await perform(receiver.receive(payload)) { _ in nil }
+        } reject: { row, bytes in
+            report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(limit)")) { $0.rejected += 1 }
         }
     }
 
@@ -205,28 +170,19 @@ extension PostgresRelay {
     /// within the post limit (a larger one is rejected without being transferred).
     private func readSpilled(
         _ notice: InboundReceiver.SpillNotice,
+        from ephemeral: EphemeralMode,
         on connection: PostgresConnection
-    ) async throws
-        -> String?
-    {
+    ) async throws -> String? {
         let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
-        let rows = try await connection.query(
-            """
-            SELECT octet_length(payload), CASE WHEN octet_length(payload) <= \(limit) THEN payload END
-            FROM \(unescaped: table) WHERE id = \(notice.row) AND channel = \(configuration.channel.name)
-            """,
-            logger: logger
-        )
-        for try await (bytes, payload) in rows.decode((Int, String?).self) {
-            guard let payload else {
-                report(.rejected(reason: "row \(notice.row) has \(bytes) bytes, over the limit of \(limit)")) {
-                    $0.rejected += 1
-                }
-                return nil
+        guard
+            let (bytes, payload) = try await ephemeral.readSpilled(row: notice.row, maximumBytes: limit, on: connection)
+        else { return nil }
+        if payload == nil {
+            report(.rejected(reason: "row \(notice.row) has \(bytes) bytes, over the limit of \(limit)")) {
+                $0.rejected += 1
             }
-            return payload
         }
-        return nil
+        return payload
     }
 
     /// Reports and counts one of the receiver's notes.

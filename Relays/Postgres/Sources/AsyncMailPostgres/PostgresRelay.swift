@@ -63,7 +63,10 @@ public final class PostgresRelay: Service, Sendable {
     /// Decides what each received payload means; keeps every origin's numbering.
     let receiver: InboundReceiver
     let connectionConfiguration: PostgresConnection.Configuration
-    let table: String
+    /// The table both modes use.
+    let table: RelayTable
+    /// The mode's half of the relay: its SQL, its numbering and its state.
+    let mode: RelayMode
     let logger: Logger
     let gate: TapGate
     let queue: OutboundQueue
@@ -73,10 +76,6 @@ public final class PostgresRelay: Service, Sendable {
         var counters = RelayCounters()
         var listeners: [UInt64: AsyncStream<RelayEvent>.Continuation] = [:]
         var nextListener: UInt64 = 0
-        /// Durable mode: the id of the last row read.
-        var cursor: Int64?
-        /// The number of this origin's last mail.
-        var lastSent = 0
         var logThrottle = LogThrottle()
     }
 
@@ -91,7 +90,7 @@ public final class PostgresRelay: Service, Sendable {
     ) throws(RelayConfigurationError) {
         self.mailroom = mailroom
         self.configuration = configuration
-        self.table = try configuration.validatedTable()
+        let tableName = try configuration.validatedTable()
         self.origin = UUID().uuidString.lowercased()
         self.signer = configuration.authenticationKey?.signer
         // The ledger's clock ticks once per heartbeat while listening: an origin is forgotten
@@ -114,6 +113,11 @@ public final class PostgresRelay: Service, Sendable {
         logger[metadataKey: "relay.channel"] = "\(configuration.channel)"
         logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
         self.logger = logger
+        self.table = RelayTable(name: tableName, channel: configuration.channel.name, logger: logger)
+        switch configuration.mode {
+        case .durable: self.mode = .durable(DurableMode(table: table))
+        case .ephemeral: self.mode = .ephemeral(EphemeralMode(table: table))
+        }
     }
 
     /// Relays mail of type `M` under `name`, a wire name every process of the fleet registers
@@ -147,26 +151,6 @@ public final class PostgresRelay: Service, Sendable {
 
     /// What this relay has done so far.
     public var counters: RelayCounters { state.withLock { $0.counters } }
-
-    /// The relay's events from now on, newest kept when the consumer falls 1,000 behind.
-    ///
-    /// Each call makes its own stream; it ends when the relay's ``run()`` returns or the stream
-    /// is dropped.
-    public func events() -> AsyncStream<RelayEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: RelayEvent.self,
-            bufferingPolicy: .bufferingNewest(1_000)
-        )
-        let key = state.withLock { state in
-            defer { state.nextListener += 1 }
-            state.listeners[state.nextListener] = continuation
-            return state.nextListener
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.listeners.removeValue(forKey: key) }
-        }
-        return stream
-    }
 
     /// Runs the relay until it is cancelled or its service group shuts down gracefully.
     ///
@@ -203,7 +187,7 @@ public final class PostgresRelay: Service, Sendable {
                 listening.addTask { await self.listen() }
                 await withTaskGroup(of: Void.self) { outbound in
                     outbound.addTask { await self.publish() }
-                    if case .ephemeral = configuration.mode { outbound.addTask { await self.beat() } }
+                    if case .ephemeral = mode { outbound.addTask { await self.beat() } }
                     // Until shutdown; then what was posted before it still goes out, and no more.
                     try? await gracefulShutdown()
                     if gate.beginShutdown() { forwarding.cancelAll() }  // all forwarded already
@@ -252,247 +236,11 @@ public final class PostgresRelay: Service, Sendable {
         case .cancelled: throw CancellationError()
         }
     }
-
-    // MARK: Forwarding the tap
-
-    /// Encodes tapped mail of registered types and queues it, a batch as one post, until a
-    /// graceful shutdown or cancellation; queues each flush's marker behind the mail posted
-    /// before it.
-    private func forward(_ tap: AsyncStream<PostedMail>) async {
-        let mailLimit = configuration.maximumMailBytes
-        let postLimit = max(configuration.maximumPostBytes, mailLimit)
-        var pending: OutboundPost?
-        var pendingMails = 0  // every mail of the post in progress, sent or not
-        var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
-        let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
-        for await posted in tap {
-            pendingMails += 1
-            do {
-                if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
-                    if bytes + encoded.overheadBytes > mailLimit {
-                        gate.lose(1)
-                        report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize.addSaturating(1) }
-                    } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
-                        tooLarge = true
-                        pending = nil
-                    } else if pending == nil {
-                        pending = encoded
-                    } else {
-                        pending?.append(encoded)
-                    }
-                }
-            } catch {
-                gate.lose(1)
-                report(.publishFailed(reason: "encoding failed: \(error)", mails: 1)) { $0.publishFailures += 1 }
-            }
-            if posted.isLastInPost {
-                if tooLarge {
-                    gate.lose(pendingMails)
-                    let type = registry.mailCodec(for: posted.mailType)?.name ?? posted.typeName
-                    report(.oversize(type: type, bytes: postLimit)) { $0.oversize.addSaturating(pendingMails) }
-                } else if let post = pending {
-                    if queue.append(.post(post)) {
-                        state.withLock { $0.counters.queued += post.mails.count }
-                    } else {
-                        gate.lose(post.mails.count)
-                        report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
-                    }
-                }
-                pending = nil
-                pendingMails = 0
-                tooLarge = false
-            }
-            let progress = gate.forwardedOne()
-            if progress.refusedPosts > 0 {
-                report(.queueOverflow(posts: progress.refusedPosts)) { $0.queueOverflow += progress.refusedPosts }
-            }
-            for ticket in progress.matured where !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
-            if progress.isDone { return }  // shutting down, and all is forwarded
-        }
-    }
-
-    /// Ephemeral mode: queues a heartbeat every interval until the queue closes.
-    private func beat() async {
-        while !Task.isCancelled {
-            do { try await Task.sleep(for: configuration.heartbeatInterval) } catch { return }
-            guard queue.append(.heartbeat) else { return }
-        }
-    }
-
-    /// PostgreSQL rejects a notification payload of 8,000 bytes or more.
-    static let notifyLimit = 7_999
-
-    /// Ephemeral mode: how long a spilled post's row is kept for its readers. Notifications
-    /// arrive within milliseconds; a listener that falls further behind has the loss reported.
-    static let spillRetention = Duration.seconds(300)
-
-    // MARK: Events
-
-    /// Counts, logs and broadcasts an event.
-    ///
-    /// Every event is counted and broadcast; log lines are throttled per kind of event (see
-    /// ``LogThrottle``).
-    func report(_ event: RelayEvent, counting: (inout RelayCounters) -> Void) {
-        let now = ContinuousClock.now
-        let (listeners, leftOut) = state.withLock { state in
-            counting(&state.counters)
-            return (Array(state.listeners.values), state.logThrottle.admit(event.kind, at: now))
-        }
-        if let leftOut {
-            let also = leftOut > 0 ? " (and \(leftOut) more like it not logged)" : ""
-            switch event {
-            case .listening: logger.info("relay listening\(also)")
-            case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected:
-                logger.warning("relay: \(event)\(also)")
-            case .disconnected, .publishFailed: logger.error("relay: \(event)\(also)")
-            }
-        }
-        for listener in listeners { listener.yield(event) }
-    }
-
-    /// What went wrong, in words an operator can act on: postgres-nio's plain description of an
-    /// error is the same generic sentence for every failure, its reflection has the server's
-    /// message and code (with bound values still redacted).
-    static func reason(_ error: any Error) -> String {
-        String(reflecting: error)
-    }
-
-    private func finishEvents() {
-        let listeners = state.withLock { state in
-            defer { state.listeners = [:] }
-            return Array(state.listeners.values)
-        }
-        for listener in listeners { listener.finish() }
-    }
-
-    /// Creates the table (durable mode's rows, ephemeral mode's spilled posts) and its index when
-    /// missing, and sets the cursor to the newest row, so that a new relay hears only what is
-    /// posted from now on. Retries while the server cannot be reached; throws when the server
-    /// refuses (a missing right).
-    private func prepareTable() async throws {
-        var attempt = 0
-        while true {
-            let connection: PostgresConnection
-            do {
-                connection = try await connect()
-            } catch {
-                try Task.checkCancellation()
-                report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
-                attempt += 1
-                guard await backoff(attempt: attempt) else { throw CancellationError() }
-                continue
-            }
-            do {
-                // Bounded: a call in flight when the server drops the connection can hang.
-                try await withDeadline(
-                    callDeadline,
-                    for: "the table set-up",
-                    closing: connection,
-                    marking: Unanswered()
-                ) {
-                    try await self.setUpTable(on: connection)
-                }
-                await close(connection)
-                return
-            } catch {
-                await close(connection)
-                // Only a refusal by the server (a missing right, say) is final; a connection lost
-                // mid-way is retried like one that could not be made.
-                guard Self.isRefusedByServer(error) else {
-                    try Task.checkCancellation()
-                    report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
-                    attempt += 1
-                    guard await backoff(attempt: attempt) else { throw CancellationError() }
-                    continue
-                }
-                throw RelayError.tableSetupFailed(table: table, reason: Self.reason(error))
-            }
-        }
-    }
-
-    /// Creates the table when missing, and sets the cursor to the channel's newest row.
-    private func setUpTable(on connection: PostgresConnection) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
-            // Two relays creating the table at once would collide on its type's name.
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
-                logger: logger
-            )
-            // `CREATE … IF NOT EXISTS` needs the right to create even when the table
-            // exists, so a role given a table made beforehand would be refused.
-            var exists = false
-            let found = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: logger)
-            for try await value in found.decode(Bool.self) { exists = value }
-            guard !exists else { return }
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS \(unescaped: table) (
-                    id bigserial PRIMARY KEY,
-                    channel text NOT NULL,
-                    created_at timestamptz NOT NULL DEFAULT now(),
-                    payload text NOT NULL
-                )
-                """,
-                logger: logger
-            )
-            try await connection.query(
-                "CREATE INDEX IF NOT EXISTS \(unescaped: table)_channel_id ON \(unescaped: table) (channel, id)",
-                logger: logger
-            )
-        }
-        await preferLZ4(on: connection)
-        let rows = try await connection.query(
-            "SELECT coalesce(max(id), 0) FROM \(unescaped: table) WHERE channel = \(configuration.channel.name)",
-            logger: logger
-        )
-        var newest: Int64 = 0
-        for try await id in rows.decode(Int64.self) { newest = id }
-        state.withLock { $0.cursor = newest }
-    }
-
-    /// Whether the server refused `error`'s statement for good: an access rule (SQLSTATE class
-    /// 42, such as a missing right) or a missing schema (3F). A connection that broke, timed out
-    /// or was terminated (57P01, say) is worth retrying.
-    static func isRefusedByServer(_ error: any Error) -> Bool {
-        if let error = error as? PSQLError {
-            guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-            return state.hasPrefix("42") || state.hasPrefix("3F")
-        }
-        if let error = error as? PostgresTransactionError {
-            return [error.beginError, error.closureError, error.commitError].contains { inner in
-                inner.map(isRefusedByServer) ?? false
-            }
-        }
-        return false
-    }
-
-    /// Compresses payloads with lz4 rather than PostgreSQL's default, pglz: a post of more than
-    /// about 2 KB is compressed on insert, and pglz costs the server several times more. Only a
-    /// server built with lz4 (PostgreSQL 14 or later) has it, and only the table's owner may
-    /// change it: otherwise the payloads keep their compression, which is logged.
-    private func preferLZ4(on connection: PostgresConnection) async {
-        do {
-            let rows = try await connection.query(
-                """
-                SELECT attcompression::text FROM pg_attribute
-                WHERE attrelid = to_regclass(\(table)) AND attname = 'payload'
-                """,
-                logger: logger
-            )
-            var method = ""
-            for try await value in rows.decode(String.self) { method = value }
-            guard method != "l" else { return }
-            try await connection.query(
-                "ALTER TABLE \(unescaped: table) ALTER COLUMN payload SET COMPRESSION lz4",
-                logger: logger
-            )
-        } catch {
-            logger.notice("relay table payloads keep their compression: \(Self.reason(error))")
-        }
-    }
 }
 
-/// Marks posts a relay makes into its own mailroom, so that its tap leaves them out.
-enum RelayInbound {
-    @TaskLocal static var relay: ObjectIdentifier?
+/// The mode's half of a relay, which owns the mode's SQL, numbering and state: what differs
+/// between the modes is a `switch` over this, in publishing, listening and `run()`.
+enum RelayMode: Sendable {
+    case durable(DurableMode)
+    case ephemeral(EphemeralMode)
 }

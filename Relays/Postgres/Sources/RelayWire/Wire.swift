@@ -47,13 +47,13 @@ package struct OutboundPost: Sendable {
     }
 
     /// Ephemeral mode: the notification that stands for this post when it is kept in the table,
-    /// all but the row's id and the closing brace, which the publishing statement appends.
+    /// as row `row`.
     ///
-    /// Never signed: the row's id is only known inside the statement. Receivers trust nothing in
-    /// it until they have read the row it names, verified it, and found the same origin, number
-    /// and count there.
-    package func spillNotice(origin: String, firstNumber: Int) -> String {
-        Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mails.count),"r":"#
+    /// Not signed: receivers trust nothing in it until they have read the row it names, verified
+    /// that row's signature, and found the same origin, number and count there, so a signature
+    /// here would add nothing.
+    package func spillNotice(origin: String, firstNumber: Int, row: Int64) -> String {
+        Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mails.count),"r":\#(row)}"#
     }
 
     /// The envelope's size without the mails, so that a mail can be sized before it is queued.
