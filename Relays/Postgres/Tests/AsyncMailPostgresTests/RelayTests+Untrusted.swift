@@ -15,7 +15,8 @@ extension RelayTests {
         let (here, there) = (Mailroom(), Mailroom())
         let sender = try makeRelay(here, on: channel, mode: .ephemeral) { $0.authenticationKey = key }
         let receiver = try makeRelay(there, on: channel, mode: .ephemeral) { $0.authenticationKey = key }
-        let running = [try await start(sender), try await start(receiver)]
+        try await start(sender)
+        try await start(receiver)
         let events = receiver.events()
         let lines = await there.subscribe(to: ChatLine.self)
         try await Database.notify(on: channel, #"{"o":"fake","n":1,"t":"chat.line","c":1,"m":[{"text":"forged"}]}"#)
@@ -29,7 +30,6 @@ extension RelayTests {
         #expect(try await first(1, of: lines).map(\.text) == ["signed"])
         #expect(receiver.counters.rejected == 2)
         #expect(receiver.counters.received == 1)
-        for task in running { try await stop(task) }
     }
 
     @Test(
@@ -203,7 +203,7 @@ extension RelayTests {
     func flushSurvivesSIGKILL() async throws {
         let channel = try freshChannel()
         let here = Mailroom()
-        let receiving = try await start(makeRelay(here, on: channel))
+        try await start(makeRelay(here, on: channel))
         let lobby = await here.subscribe(to: ChatLine.self, from: .only(RoomID(name: "lobby")))
 
         let (process, output) = try RelayPeer.launch(
@@ -219,6 +219,5 @@ extension RelayTests {
         let heard = try await first(2_000, of: lobby)
         #expect(heard.count == 2_000)
         #expect(Set(heard.map(\.text)).count == 2_000, "each line once")
-        try await stop(receiving)
     }
 }
