@@ -77,4 +77,19 @@ struct TapTests {
         #expect(seen.map(\.isLastInPost) == [true, false, false, true, true, false, true])
         #expect(seen.compactMap { $0.mail(as: Ping.self)?.id } == Array(0...6))
     }
+
+    @Test("a tap with a backlog limit ends when it falls behind, uncounted, and its loop says why")
+    func tapBacklogLimit() async throws {
+        let mailroom = Mailroom()
+        let tap = await mailroom.subscribeToAllMail(backlogLimit: 2)
+        let pings = await mailroom.subscribe(to: Ping.self)
+        #expect(await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)]) == Receipt(delivered: 2))
+        #expect(await mailroom.post(Ping(id: 3)) == Receipt(delivered: 1), "taps are never counted, ended or not")
+        #expect(tap.backlogLimit == 2)
+        await #expect(throws: BacklogLimitExceeded.self) {
+            for try await _ in tap {}
+        }
+        #expect(await mailroom.post(Ping(id: 4)) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await pings.first(4) }.map(\.id) == [1, 2, 3, 4])
+    }
 }

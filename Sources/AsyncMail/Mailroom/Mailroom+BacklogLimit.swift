@@ -68,6 +68,25 @@ extension Mailroom {
         }
     }
 
+    /// Taps every post of every mail type with a backlog limit: a tap that falls `backlogLimit`
+    /// posted mails behind is ended instead of buffering without bound.
+    ///
+    /// Taps are never counted in receipts, so the post that ends one does not count it in
+    /// ``Receipt/ended`` either: the tap's loop throws ``BacklogLimitExceeded``, which is where
+    /// the loss is seen. Everything else works as in ``subscribeToAllMail(bufferingPolicy:where:)``.
+    ///
+    /// ```swift
+    /// let audit = await mailroom.subscribeToAllMail(backlogLimit: 10_000)
+    /// ```
+    public nonisolated(nonsending) func subscribeToAllMail(
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
+    ) async -> BoundedStream<PostedMail> {
+        bounded(backlogLimit) { bufferingPolicy, endSignal in
+            _switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded, endSignal: endSignal)
+        }
+    }
+
     /// The one way a bounded subscription is made: a limit below zero is zero, the stream buffers
     /// up to the limit, and the post that finds it full ends it (see ``EndSignal``).
     nonisolated func bounded<Element: Sendable>(

@@ -149,7 +149,9 @@ public final actor Mailroom {
     /// the same one order that subscribers see. Taps observe without taking part: they are not
     /// counted in receipts or in ``subscriberCount(for:)``. While nobody taps, a post pays a
     /// single check for it. Like every subscription, a tap is live on return and ends when its
-    /// consuming task is cancelled, its stream is dropped, or the mailroom closes.
+    /// consuming task is cancelled, its stream is dropped, or the mailroom closes. For a tap that
+    /// feeds something that can stall, such as a log shipper, use
+    /// ``subscribeToAllMail(backlogLimit:where:)``.
     ///
     /// ```swift
     /// for await posted in await mailroom.subscribeToAllMail() {
@@ -160,7 +162,7 @@ public final actor Mailroom {
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> AsyncStream<PostedMail> {
-        _switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)
+        _switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)._stream
     }
 
     // MARK: Keeping the latest mail

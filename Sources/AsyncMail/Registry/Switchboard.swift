@@ -193,19 +193,20 @@ final class Switchboard: Sendable {
     @usableFromInline
     func subscribeToAll(
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy,
-        accepts: (@Sendable (PostedMail) -> Bool)?
-    ) -> AsyncStream<PostedMail> {
+        accepts: (@Sendable (PostedMail) -> Bool)?,
+        endSignal: EndSignal? = nil
+    ) -> Subscription<PostedMail> {
         let (subscription, afterUnlock) = register(
             NoMail.self,
             at: .tap,
             pinning: nil,
             bufferingPolicy: bufferingPolicy,
             accepts: accepts,
-            endSignal: nil,
+            endSignal: endSignal,
             replay: nil
         )
         afterUnlock.perform()
-        return subscription._stream
+        return subscription
     }
 
     /// The one way a stream is registered: made, given a termination handler that takes it out
