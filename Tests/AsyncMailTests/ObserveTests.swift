@@ -30,16 +30,43 @@ struct ObserveTests {
     func orderedOneAtATime() async throws {
         let mailroom = Mailroom()
         let recorder = Recorder()
-        let (handled, report) = AsyncStream.makeStream(of: Int.self)
-        await mailroom.observe(Ping.self, owner: recorder) { recorder, ping in
+        let observation = await mailroom.observe(Ping.self, owner: recorder) { recorder, ping in
             await recorder.handle(ping.id, pause: true)
-            report.yield(ping.id)
         }
         // Live on return: posted before the handler task has even started.
         await mailroom.post(contentsOf: (0..<50).map(Ping.init(id:)))
-        _ = try await withTimeout { await handled.first(50) }
+        try await withTimeout { await observation.waitUntilHandled() }
         #expect(await recorder.seen == Array(0..<50))
         #expect(await recorder.overlapped == false)
+    }
+
+    @Test("waitUntilHandled: at once with nothing posted or filtered out, after the handler's calls, and when it ends")
+    func waitUntilHandled() async throws {
+        let mailroom = Mailroom()
+        let recorder = Recorder()
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let (entered, enter) = AsyncStream.makeStream(of: Int.self)
+        let notThree: @Sendable (Ping) -> Bool = { $0.id != 3 }
+        let observation = await mailroom.observe(Ping.self, owner: recorder, where: notThree) { recorder, ping in
+            enter.yield(ping.id)
+            if ping.id == 2 { for await _ in gate { break } }  // hold this call until told
+            await recorder.handle(ping.id, pause: false)
+        }
+        try await withTimeout { await observation.waitUntilHandled() }  // nothing posted yet
+        await mailroom.post(Ping(id: 1))
+        try await withTimeout { await observation.waitUntilHandled() }
+        #expect(await recorder.seen == [1], "the handler has run for everything posted before the wait")
+        await mailroom.post(Ping(id: 3))  // filtered out: never handled, never waited for
+        try await withTimeout { await observation.waitUntilHandled() }
+        await mailroom.post(Ping(id: 2))
+        let waiting = Task { await observation.waitUntilHandled() }
+        #expect(await mailroom.post(Ping(id: 4)) == Receipt(delivered: 1))
+        #expect(try await withTimeout { await entered.first(2) } == [1, 2], "the call for 2 is in progress")
+        observation.cancel()  // 4 will never be handled; the wait ends with the observation
+        open.yield()
+        try await withTimeout { await waiting.value }
+        try await withTimeout { await observation.waitUntilEnded() }
+        #expect(await recorder.seen == [1, 2])
     }
 
     @Test("the owner is held weakly, and the observation ends at the next post once it is gone")

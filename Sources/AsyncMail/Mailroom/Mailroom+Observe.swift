@@ -28,14 +28,15 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
+        let progress = ObservationProgress()
         let subscription = subscription(
             to: M.self,
             from: senders,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
-            where: isIncluded
+            where: progress.counting(isIncluded)
         )
-        return Observation.start(subscription, owner: owner, handler: handler)
+        return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with mail of a type for as long as `owner` is alive, and ends the
@@ -61,17 +62,24 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
+        let progress = ObservationProgress()
         let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
             subscription(
                 to: M.self,
                 from: senders,
                 bufferingPolicy: bufferingPolicy,
                 startingWithLatest: startingWithLatest,
-                where: isIncluded,
+                where: progress.counting(isIncluded),
                 endSignal: endSignal
             )
         }
-        return Observation.start(bounded.subscription, endSignal: bounded.endSignal, owner: owner, handler: handler)
+        return Observation.start(
+            bounded.subscription,
+            endSignal: bounded.endSignal,
+            progress: progress,
+            owner: owner,
+            handler: handler
+        )
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
@@ -95,14 +103,15 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
     ) async -> Observation {
+        let progress = ObservationProgress()
         let subscription = subscription(
             to: M.self,
             fromAny: S.self,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
-            where: isIncluded
+            where: progress.counting(isIncluded)
         )
-        return Observation.start(subscription, owner: owner, handler: handler)
+        return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
@@ -118,16 +127,23 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
     ) async -> Observation {
+        let progress = ObservationProgress()
         let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
             subscription(
                 to: M.self,
                 fromAny: S.self,
                 bufferingPolicy: bufferingPolicy,
                 startingWithLatest: startingWithLatest,
-                where: isIncluded,
+                where: progress.counting(isIncluded),
                 endSignal: endSignal
             )
         }
-        return Observation.start(bounded.subscription, endSignal: bounded.endSignal, owner: owner, handler: handler)
+        return Observation.start(
+            bounded.subscription,
+            endSignal: bounded.endSignal,
+            progress: progress,
+            owner: owner,
+            handler: handler
+        )
     }
 }

@@ -1,6 +1,26 @@
+import Synchronization
+
 extension Mailroom {
-    // Test-only hooks, all in this one file. Internal: reachable from the test target through
-    // `@testable import`. They read the registry under its lock and change nothing.
+    // Test-only hooks, all in this one file. Internal ones are reachable from the test target
+    // through `@testable import`; they read the registry under its lock and change nothing.
+
+    /// What ``shared`` is in this task, when a test scope set it: AsyncMailTesting's
+    /// `.isolatedSharedMailroom` trait gives each test its own. `package`, so that only this
+    /// package's testing product can set it.
+    @TaskLocal package static var _scopedShared: Mailroom?
+
+    /// How many test scopes are running; while none is, ``shared`` skips the task-local look-up.
+    static let scopedSharedCount = Atomic(0)
+
+    /// Runs `operation` with ``shared`` being `mailroom` in this task and the tasks it starts.
+    package static func withShared<Result: Sendable>(
+        _ mailroom: Mailroom,
+        _ operation: () async throws -> Result
+    ) async rethrows -> Result {
+        scopedSharedCount.add(1, ordering: .releasing)
+        defer { scopedSharedCount.subtract(1, ordering: .releasing) }
+        return try await $_scopedShared.withValue(mailroom) { try await operation() }
+    }
 
     /// A mailroom that calls `probe` just before it yields a replayed mail, with whether the
     /// delivery lock is held then; lets tests prove that no newer post can overtake a replay.
@@ -33,13 +53,20 @@ extension Mailroom {
         afterTakingMail: @escaping @Sendable () -> Void,
         handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) -> Observation {
+        let progress = ObservationProgress()
         let subscription = subscription(
             to: M.self,
             from: .everyone,
             bufferingPolicy: .unbounded,
             startingWithLatest: false,
-            where: nil
+            where: progress.counting(nil)
         )
-        return Observation.start(subscription, owner: owner, afterTakingMail: afterTakingMail, handler: handler)
+        return Observation.start(
+            subscription,
+            progress: progress,
+            owner: owner,
+            afterTakingMail: afterTakingMail,
+            handler: handler
+        )
     }
 }

@@ -26,13 +26,21 @@ public struct Observation: Sendable, Hashable {
         let subscription: any Finishable
         /// Set for an observation with a backlog limit: says whether a post ended it.
         let endSignal: EndSignal?
+        /// What the handler has finished with, for ``Observation/waitUntilHandled()``.
+        let progress: ObservationProgress
         /// Called by the loop right after it takes a mail, before it moves to the handler's
         /// isolation; lets tests cancel at exactly that point.
         let afterTakingMail: (@Sendable () -> Void)?
 
-        init(subscription: any Finishable, endSignal: EndSignal?, afterTakingMail: (@Sendable () -> Void)?) {
+        init(
+            subscription: any Finishable,
+            endSignal: EndSignal?,
+            progress: ObservationProgress,
+            afterTakingMail: (@Sendable () -> Void)?
+        ) {
             self.subscription = subscription
             self.endSignal = endSignal
+            self.progress = progress
             self.afterTakingMail = afterTakingMail
         }
     }
@@ -61,6 +69,28 @@ public struct Observation: Sendable, Hashable {
     /// call starts after that post.
     public var exceededBacklogLimit: Bool { control.endSignal?.isExceeded ?? false }
 
+    /// Returns once the handler has finished with every mail posted to this observation before
+    /// the call, or the observation has ended.
+    ///
+    /// A post delivers before it returns, so this is the way to wait for the handler's effects
+    /// of what you posted, without sleeping:
+    ///
+    /// ```swift
+    /// await mailroom.post(Ping(id: 1))
+    /// await observation.waitUntilHandled()  // the handler has run for Ping(id: 1)
+    /// ```
+    ///
+    /// Mail that a dropping `bufferingPolicy` discarded is never handled: with one, this can wait
+    /// until the observation ends. Like `Task.value`, it keeps waiting if the waiting task is
+    /// cancelled.
+    public func waitUntilHandled() async {
+        await control.progress.waitUntilHandled()
+    }
+
+    /// The mails this observation's subscription accepted, and those its handler has finished
+    /// with; for messages when a wait fails.
+    package var progressCounts: (accepted: Int, handled: Int) { control.progress.counts }
+
     /// Returns once the observation has ended: cancelled, its owner gone, or the mailroom closed.
     ///
     /// When it returns the handler is not running and never will again, and the subscription has
@@ -80,6 +110,7 @@ public struct Observation: Sendable, Hashable {
     static func start<Element: Sendable, Owner: AnyObject & Sendable>(
         _ subscription: Subscription<Element>,
         endSignal: EndSignal? = nil,
+        progress: ObservationProgress,
         owner: Owner,
         afterTakingMail: (@Sendable () -> Void)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
@@ -87,6 +118,7 @@ public struct Observation: Sendable, Hashable {
         let control = Control(
             subscription: subscription._continuation,
             endSignal: endSignal,
+            progress: progress,
             afterTakingMail: afterTakingMail
         )
         let stream = subscription._stream
@@ -96,10 +128,12 @@ public struct Observation: Sendable, Hashable {
                 // Ownerless, or past the backlog limit: stop before this mail, even if more is buffered.
                 guard let owner, control.endSignal?.isExceeded != true else { break }
                 guard await call(handler, with: owner, element, on: handler.isolation, unless: control) else { break }
+                control.progress.handledOne()
             }
             // End the subscription now, not whenever the runtime releases this closure (which
             // holds the stream); after a cancel() or close() it has already ended.
             control.subscription.finish()
+            control.progress.end()
         }
         return Observation(task: task, control: control)
     }
