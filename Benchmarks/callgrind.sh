@@ -32,3 +32,4 @@ for crowd in types values objects; do
     label="Mailroom, beside 10k other $crowd"
     printf '%-36s %8s %8s %8s\n' "$label" "$alone" "$beside" "$(python3 -c "print(f'{$beside / $alone:.3f}x')")"
 done
+printf '%-36s %8s\n' "Mailroom.shared read per post" "$(per_post shared alone)"

@@ -17,7 +17,8 @@ mkdir -p "$symbols" "$own"
 
 swift build --package-path "$package" --target "$target" \
     -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$symbols" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public
+    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
+    -Xswiftc -emit-extension-block-symbols
 cp "$symbols/$target".symbols.json "$own/"
 cp "$symbols/$target"@*.symbols.json "$own/" 2>/dev/null || true
 

@@ -33,20 +33,7 @@ public func withTimeout<T: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let (outcomes, report) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
-    let work = Task {
-        do { report.yield(.success(try await operation())) } catch { report.yield(.failure(error)) }
-    }
-    let timer = Task {
-        try? await Task.sleep(for: limit)
-        report.yield(nil)
-    }
-    defer { timer.cancel() }
-    for await outcome in outcomes {
-        if let outcome { return try outcome.get() }
-        break
-    }
-    work.cancel()
+    if let result = try await race(limit, operation) { return result }
     Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
     throw TimedOut(limit: limit)
 }

@@ -1,7 +1,7 @@
 import AsyncMail
 import Testing
 
-// The patterns from the "Testing with AsyncMail" article, run as written.
+// Testing patterns that need nothing but AsyncMail and Swift Testing, run as written.
 
 struct OrderShipped: Mail {
     let orderID: Int

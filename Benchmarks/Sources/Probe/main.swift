@@ -6,7 +6,7 @@
 //   swift run -c release Probe ratios [ROUNDS [NAME]]  interleaved samples of every ratio target (or
 //                                               of the shapes whose name contains NAME), for ratios.py
 //   swift run -c release Probe quick           best-of-40 ns per post and per subscribe+drop, for A/B
-//   swift run -c release Probe count CROWD|yield alone|beside POSTS   single-threaded posts, for callgrind.sh
+//   swift run -c release Probe count CROWD|yield|shared alone|beside POSTS   single-threaded posts, for callgrind.sh
 //   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
@@ -132,6 +132,16 @@ if arguments.first == "count" {
             continuation.yield(Beat(value: value))
         }
         withExtendedLifetime(stream) {}
+        exit(0)
+    }
+    if arguments.dropFirst().first == "shared" {
+        // Unpinned posts through `Mailroom.shared`, read on every post as code that knows only
+        // the shared mailroom does: what reading `shared` costs beside the post.
+        let target = await Mailroom.shared.subscribe(to: Beat.self, bufferingPolicy: .bufferingNewest(1))
+        for value in 0..<(arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000) {
+            await Mailroom.shared.post(Beat(value: value))
+        }
+        withExtendedLifetime(target) {}
         exit(0)
     }
     let crowd = arguments.dropFirst().first.flatMap(Crowd.init(rawValue:)) ?? .types

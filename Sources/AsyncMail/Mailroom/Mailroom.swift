@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Hands out typed subscriptions to mail and delivers every post to the ones that match.
 ///
 /// ```swift
@@ -29,8 +31,18 @@ public final actor Mailroom {
     /// A process-wide mailroom for code that has no better place to keep one.
     ///
     /// Prefer a mailroom per component (and per test) where you can; anyone can
-    /// ``close()`` the shared one.
-    public static let shared = Mailroom()
+    /// ``close()`` the shared one. In a test with AsyncMailTesting's `.isolatedSharedMailroom`
+    /// trait, this is that test's own mailroom instead, in the test and in every task it starts
+    /// (a detached task excepted), so parallel tests never hear each other's mail. Reading it
+    /// costs one atomic load while no such test runs, and a task-local look-up while one does.
+    public static var shared: Mailroom {
+        // Outside every test scope (always, in production) one atomic load, not a task-local look-up.
+        guard scopedSharedCount.load(ordering: .acquiring) > 0 else { return processWide }
+        return _scopedShared ?? processWide
+    }
+
+    /// The mailroom ``shared`` is outside any test scope.
+    private static let processWide = Mailroom()
 
     /// Every live subscription; a lock rather than actor state so that a stream's
     /// termination handler can remove it synchronously (see ``Switchboard``).

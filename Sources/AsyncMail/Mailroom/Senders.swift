@@ -25,7 +25,7 @@
 ///
 /// A `Senders` made with `only(_:)` holds its object strongly for as long
 /// as the value lives; the subscriptions made with it hold the object weakly.
-public struct Senders: Sendable {
+public struct Senders: Sendable, CustomStringConvertible {
     @usableFromInline
     enum _Kind: Sendable {
         case everyone
@@ -73,6 +73,15 @@ public struct Senders: Sendable {
         case .value, .none:
             // `.none` is `nil`: filed under its own value, which no post classifies as a sender.
             return Senders(.value(ValueSender(sender)))
+        }
+    }
+
+    /// "everyone", or "only" and the sender, for messages and logs.
+    public var description: String {
+        switch _kind {
+        case .everyone: "everyone"
+        case .object(let object): "only \(type(of: object)) object \(ObjectIdentifier(object))"
+        case .value(let value): "only \(value._value)"
         }
     }
 

@@ -294,14 +294,7 @@ func first<Element: Sendable>(
     within limit: Duration = .seconds(60),
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> [Element] {
-    try await withTimeout(limit, sourceLocation: sourceLocation) {
-        var collected: [Element] = []
-        for await element in stream {
-            collected.append(element)
-            if collected.count == count { break }
-        }
-        return collected
-    }
+    try await withTimeout(limit, sourceLocation: sourceLocation) { await stream.first(count) }
 }
 
 /// The lines a child process writes, as they come.

@@ -1,0 +1,25 @@
+/// Races `operation` against `limit`: its result, or nil when the limit passes first.
+///
+/// The operation is cancelled at the limit, but not waited for: an operation that ignores
+/// cancellation must not turn a failing test into a hanging one. A passing test never waits for
+/// the limit: the clock's task is cancelled as soon as the operation returns.
+func race<T: Sendable>(
+    _ limit: Duration,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T? {
+    let (outcomes, report) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
+    let work = Task {
+        do { report.yield(.success(try await operation())) } catch { report.yield(.failure(error)) }
+    }
+    let timer = Task {
+        try? await Task.sleep(for: limit)
+        report.yield(nil)
+    }
+    defer { timer.cancel() }
+    for await outcome in outcomes {
+        if let outcome { return try outcome.get() }
+        break
+    }
+    work.cancel()
+    return nil
+}

@@ -1,0 +1,34 @@
+import AsyncMail
+import Testing
+
+extension Observation {
+    /// Waits until the handler has finished with every mail posted to this observation so far,
+    /// recording an `Issue` at `sourceLocation` if it has not within `limit`.
+    ///
+    /// The issue says how many of the mails posted to the observation its handler had finished.
+    /// A passing test never waits for the limit (see `Observation.waitUntilHandled()`).
+    ///
+    /// ```swift
+    /// let observation = await mailroom.observe(Ping.self, owner: screen) { screen, ping in
+    ///     await screen.show(ping.id)
+    /// }
+    /// await mailroom.post(Ping(id: 1))
+    /// await observation.expectHandled()
+    /// #expect(await screen.shown == [1])
+    /// ```
+    public func expectHandled(
+        within limit: Duration = .seconds(10),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let handled: Bool? = try? await race(limit) {
+            await self.waitUntilHandled()
+            return true
+        }
+        guard handled == nil else { return }
+        let (accepted, finished) = progressCounts
+        Issue.record(
+            "expected the observation to handle the \(accepted) mails posted to it within \(limit); it handled \(finished)",
+            sourceLocation: sourceLocation
+        )
+    }
+}

@@ -1,0 +1,91 @@
+import AsyncMail
+import AsyncMailTesting
+import Testing
+
+// The examples of the "Testing with AsyncMail" article, run as written.
+
+struct OrderPlaced: Mail {
+    let id: Int
+    let total: Int
+}
+
+struct OrderShipped: Mail {
+    let orderID: Int
+}
+
+func ship(_ orderID: Int, via mailroom: Mailroom) async {
+    await mailroom.post(OrderShipped(orderID: orderID))
+}
+
+func cancelOrder(_ orderID: Int, via mailroom: Mailroom) async {
+    _ = orderID  // a cancelled order is never shipped
+}
+
+func placeOrders(via mailroom: Mailroom) async {
+    for (id, total) in [(1, 20), (2, 25_000), (3, 60)] { await mailroom.post(OrderPlaced(id: id, total: total)) }
+}
+
+/// Code under test that posts to the shared mailroom.
+struct Checkout {
+    func place(_ id: Int) async {
+        await Mailroom.shared.post(OrderPlaced(id: id, total: 100))
+    }
+}
+
+@Suite("Testing with AsyncMail: the article's examples")
+struct ArticleExampleTests {
+    @Test func shippingAnnouncesTheOrder() async {
+        let mailroom = Mailroom()
+        let shipped = await mailroom.expectMail(of: OrderShipped.self) {
+            await ship(42, via: mailroom)
+        }
+        #expect(shipped.map(\.orderID) == [42])
+    }
+
+    @Test func largeOrdersAreFound() async {
+        let mailroom = Mailroom()
+        let large = await mailroom.expectMail(of: OrderPlaced.self) {
+            await placeOrders(via: mailroom)
+        } where: {
+            $0.total > 10_000
+        }
+        #expect(large?.id == 2)
+    }
+
+    @Test func cancelledOrdersAreNotShipped() async {
+        let mailroom = Mailroom()
+        await mailroom.expectNoMail(of: OrderShipped.self) {
+            await cancelOrder(42, via: mailroom)
+        }
+    }
+
+    @Test func theScreenShowsEveryPing() async {
+        let mailroom = Mailroom()
+        let screen = Screen()
+        let observation = await mailroom.observe(Ping.self, owner: screen) { screen, ping in
+            await screen.show(ping.id)
+        }
+        await mailroom.post(Ping(id: 1))
+        await observation.expectHandled()
+        #expect(await screen.shown == [1])
+        observation.cancel()
+    }
+
+    @Test func aStreamDeliversInTime() async throws {
+        let mailroom = Mailroom()
+        let pings = await mailroom.subscribe(to: Ping.self)
+        await mailroom.post(Ping(id: 1))
+        let first = try await withTimeout { await pings.first(1) }
+        #expect(first == [Ping(id: 1)])
+    }
+}
+
+@Suite(.isolatedSharedMailroom)
+struct CheckoutTests {
+    @Test func announcesTheOrder() async {
+        let placed = await Mailroom.shared.expectMail(of: OrderPlaced.self) {
+            await Checkout().place(42)  // posts to Mailroom.shared
+        }
+        #expect(placed.map(\.id) == [42])
+    }
+}
