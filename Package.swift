@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["AsyncMail", "AsyncMailTesting"], path: "Tests/TestSupport"),
         .testTarget(name: "AsyncMailTests", dependencies: ["AsyncMail", "TestSupport"]),
         .testTarget(name: "AsyncMailFoundationTests", dependencies: ["AsyncMailFoundation", "TestSupport"]),
-        .testTarget(name: "AsyncMailTestingTests", dependencies: ["AsyncMail", "AsyncMailTesting"]),
+        .testTarget(name: "AsyncMailTestingTests", dependencies: ["AsyncMail", "AsyncMailTesting", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,7 +14,8 @@ extension Mailroom {
     /// Records exactly one `Issue`, at `sourceLocation`, when fewer than `count` arrive within
     /// `limit`, or when more than `count` were posted by then; the issue says what was expected
     /// and what arrived (how many, and the mails themselves). Either way it returns every mail
-    /// that arrived, for the test's own `#expect`s.
+    /// that arrived, for the test's own `#expect`s. A `count` below 1 is an issue at once, without
+    /// running `action`: to expect nothing, use ``expectNoMail(of:from:waiting:sourceLocation:during:)``.
     ///
     /// ```swift
     /// let shipped = await mailroom.expectMail(of: OrderShipped.self) {
@@ -31,6 +32,14 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows -> [M] {
+        guard count >= 1 else {
+            // Expecting nothing would pass whatever happened; that is `expectNoMail`'s job.
+            Issue.record(
+                "expectMail needs a count of at least 1, not \(count): use expectNoMail",
+                sourceLocation: sourceLocation
+            )
+            return []
+        }
         let posted = PostCounter()
         let stream = await subscribe(to: M.self, from: senders, where: { _ in posted.count() })
         try await action()
@@ -162,16 +171,18 @@ private final class PostCounter: Sendable {
 /// The mails that arrived, shared between the reading task and the test.
 private final class Arrivals<M: Mail>: Sendable {
     private let received = Mutex<[M]>([])
+    /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `received`'s lock.
+    private let threadSanitizer = ThreadSanitizer.current
 
     /// Adds one mail; returns how many have arrived.
     func append(_ mail: M) -> Int {
-        received.withLock { received in
+        received.withLock(annotating: threadSanitizer, as: self) { received in
             received.append(mail)
             return received.count
         }
     }
 
-    var mails: [M] { received.withLock { $0 } }
+    var mails: [M] { received.withLock(annotating: threadSanitizer, as: self) { $0 } }
 
     /// "2 arrived: [A, B]", at most 10 of them, each cut to 200 characters.
     func describe() -> String {

@@ -1,6 +1,6 @@
 import AsyncMail
 import AsyncMailTesting
-import Synchronization
+import TestSupport
 import Testing
 
 struct Ping: Mail, Equatable {
@@ -14,7 +14,7 @@ struct RoomID: Hashable, Sendable {
 /// The issues recorded inside `body`, which must all be known: a way to prove that a failing
 /// helper records exactly one issue, at the caller's line, saying what happened.
 func recordedIssues(_ body: () async -> Void) async -> [Issue] {
-    let issues = Mutex<[Issue]>([])
+    let issues = Locked<[Issue]>([])
     await withKnownIssue {
         await body()
     } matching: { issue in
@@ -76,6 +76,20 @@ struct ExpectingTests {
         #expect(arrived == [Ping(id: 1), Ping(id: 2)])
         #expect(issues.count == 1)
         #expect(message(issues.first).contains("expected exactly 1 Ping from everyone; 2 arrived"))
+    }
+
+    @Test("a count below one is an issue at once, not an expectation that passes whatever happens")
+    func countBelowOne() async {
+        let mailroom = Mailroom()
+        var ran = false
+        var arrived: [Ping] = [Ping(id: -1)]
+        let issues = await recordedIssues {
+            arrived = await mailroom.expectMail(0, of: Ping.self) { ran = true }
+        }
+        #expect(arrived.isEmpty)
+        #expect(issues.count == 1)
+        #expect(message(issues.first).contains("expectMail needs a count of at least 1, not 0: use expectNoMail"))
+        #expect(!ran)
     }
 
     @Test("one sender: mail from other senders neither counts nor fails the expectation")

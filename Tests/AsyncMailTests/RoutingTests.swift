@@ -26,6 +26,9 @@ struct RoutingTests {
         let kitchenFirst = try await withTimeout { await kitchen.first(1) }
         #expect(gardenFirst == [Garden.Note(text: "roses")])
         #expect(kitchenFirst == [Kitchen.Note(text: "soup")])
+        await mailroom.expectNoMail(of: Garden.Note.self) {
+            await mailroom.post(Kitchen.Note(text: "bread"))
+        }
     }
 
     @Test("a post reaches only subscriptions of its type and sender, however many others exist")
