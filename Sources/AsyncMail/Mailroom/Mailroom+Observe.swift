@@ -62,8 +62,7 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
     ) async -> Observation {
-        let progress = ObservationProgress()
-        let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
+        observeBounded(backlogLimit, owner: owner, handler: handler) { bufferingPolicy, endSignal, progress in
             subscription(
                 to: M.self,
                 from: senders,
@@ -73,13 +72,6 @@ extension Mailroom {
                 endSignal: endSignal
             )
         }
-        return Observation.start(
-            bounded.subscription,
-            endSignal: bounded.endSignal,
-            progress: progress,
-            owner: owner,
-            handler: handler
-        )
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
@@ -127,8 +119,7 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
     ) async -> Observation {
-        let progress = ObservationProgress()
-        let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
+        observeBounded(backlogLimit, owner: owner, handler: handler) { bufferingPolicy, endSignal, progress in
             subscription(
                 to: M.self,
                 fromAny: S.self,
@@ -137,6 +128,21 @@ extension Mailroom {
                 where: progress.counting(isIncluded),
                 endSignal: endSignal
             )
+        }
+    }
+
+    /// The one way a bounded observation starts: its subscription is a bounded one (see
+    /// ``bounded(_:_:)``), and its filter counts what it accepts for ``Observation/waitUntilHandled()``.
+    private nonisolated func observeBounded<Element: Sendable, Owner: AnyObject & Sendable>(
+        _ backlogLimit: Int,
+        owner: Owner,
+        handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void,
+        _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal, ObservationProgress) ->
+            Subscription<Element>
+    ) -> Observation {
+        let progress = ObservationProgress()
+        let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
+            subscribe(bufferingPolicy, endSignal, progress)
         }
         return Observation.start(
             bounded.subscription,

@@ -27,12 +27,15 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     /// Subscriptions pinned to one `Hashable` sender value.
     @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<Subscribers<M>>()
     /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
-    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any SubscriberList] = [:]
-    /// The keys of `bySenderType` whose type a sender is, by the sender's own type: worked out
-    /// with a cast the first time a sender of that type posts, and forgotten whenever a sender
-    /// type is added or removed. A subclass is its superclass and a conforming type is its
-    /// protocol, so this cannot be a look-up of the own type alone.
-    @usableFromInline @exclusivity(unchecked) var _senderTypesOf: [ObjectIdentifier: [ObjectIdentifier]] = [:]
+    /// Any change to its keys forgets `senderTypesOf`, which is derived from them.
+    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any SubscriberList] = [:] {
+        didSet { _senderTypesOf = [:] }
+    }
+    /// The entries of `bySenderType` whose type a sender is, by the sender's own type: worked out
+    /// with a cast the first time a sender of that type posts. A subclass is its superclass and a
+    /// conforming type is its protocol, so this cannot be a look-up of the own type alone.
+    @usableFromInline @exclusivity(unchecked) var _senderTypesOf:
+        [ObjectIdentifier: [(key: ObjectIdentifier, list: any SubscriberList)]] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
     @usableFromInline @exclusivity(unchecked) var _count = 0
     /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
@@ -94,7 +97,6 @@ final class RouteTable<M: Mail>: AnyRouteTable {
                 let subscribers = Subscribers<Element>()
                 subscribers.add(subscriber)
                 _bySenderType[key] = subscribers
-                _senderTypesOf = [:]
             }
         }
         _count += 1
@@ -125,8 +127,7 @@ final class RouteTable<M: Mail>: AnyRouteTable {
             let ownType = ObjectIdentifier(type(of: sender as Any))
             var ownTypeSubscribers: [Subscriber<Envelope<M, S>>]?
             var castEnvelopes: [EnvelopeDelivery<M>] = []
-            for routeKey in _senderTypesOf[ownType] ?? senderTypes(of: sender, ownType: ownType) {
-                guard let list = _bySenderType[routeKey] else { continue }
+            for (routeKey, list) in _senderTypesOf[ownType] ?? senderTypes(of: sender, ownType: ownType) {
                 if routeKey == ObjectIdentifier(S.self) {
                     // The key is `S`'s identity, so the stored list is exactly this type.
                     ownTypeSubscribers = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
@@ -147,11 +148,11 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     /// The sender types that `sender` is, remembered for its own type. The cache is bounded by
     /// the number of types that post, and cleared past a size no program's senders reach.
     @usableFromInline
-    func senderTypes(of sender: Any, ownType: ObjectIdentifier) -> [ObjectIdentifier] {
-        let keys = _bySenderType.compactMap { key, list in list.isSenderType(of: sender) ? key : nil }
+    func senderTypes(of sender: Any, ownType: ObjectIdentifier) -> [(key: ObjectIdentifier, list: any SubscriberList)] {
+        let matches = _bySenderType.filter { $0.value.isSenderType(of: sender) }.map { (key: $0.key, list: $0.value) }
         if _senderTypesOf.count >= 1_024 { _senderTypesOf = [:] }
-        _senderTypesOf[ownType] = keys
-        return keys
+        _senderTypesOf[ownType] = matches
+        return matches
     }
 
     /// The subscriptions that hear exactly one sender, or every sender when `key` is nil; call
@@ -217,10 +218,7 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         case .senderType(let key):
             guard let subscribers = _bySenderType[key] else { return nil }
             removed = subscribers.removeErased(subscriber)
-            if subscribers.count == 0 {
-                _bySenderType[key] = nil
-                _senderTypesOf = [:]
-            }
+            if subscribers.count == 0 { _bySenderType[key] = nil }
         }
         if removed != nil { _count -= 1 }
         return removed
@@ -241,7 +239,6 @@ final class RouteTable<M: Mail>: AnyRouteTable {
             case .senderType:
                 for subscribers in _bySenderType.values { all += subscribers.removeAll() }
                 _bySenderType = [:]
-                _senderTypesOf = [:]
             }
         }
         _count = 0
