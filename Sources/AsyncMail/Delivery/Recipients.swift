@@ -30,27 +30,36 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     }
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
+    ///
+    /// `context` is what the mailroom's instrumentation captured for the post, `nil` without one.
     @inlinable
-    func deliver(_ mail: M, from sender: S?, isLastInPost: Bool = true) -> Receipt {
+    func deliver(_ mail: M, from sender: S?, context: PostContext?, isLastInPost: Bool = true) -> Receipt {
         var receipt = Receipt()
-        Self.yield(mail, to: _everyone, into: &receipt)
-        if let _pinned { Self.yield(mail, to: _pinned, into: &receipt) }
+        Self.yield(mail, to: _everyone, context: context, into: &receipt)
+        if let _pinned { Self.yield(mail, to: _pinned, context: context, into: &receipt) }
         if let sender, let _bySenderType {
             switch _bySenderType {
             case .ownType(let subscribers):
-                Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, into: &receipt)
+                Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, context: context, into: &receipt)
             case .withCasts(let recipients):
                 if let subscribers = recipients._ownType {
-                    Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, into: &receipt)
+                    Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, context: context, into: &receipt)
                 }
-                for envelopes in recipients._cast { envelopes._deliver(mail, &receipt) }
+                for envelopes in recipients._cast { envelopes._deliver(mail, context, &receipt) }
             }
         }
         if let _taps {
             var uncounted = Receipt()
             Self.yield(
-                PostedMail(mail: mail, mailType: M.self, sender: sender, isLastInPost: isLastInPost),
+                PostedMail(
+                    mail: mail,
+                    mailType: M.self,
+                    sender: sender,
+                    isLastInPost: isLastInPost,
+                    context: context ?? .none
+                ),
                 to: _taps,
+                context: context,
                 into: &uncounted
             )
         }
@@ -59,10 +68,10 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
 
     /// Delivers each mail of a batch in turn and adds up the receipts.
     @inlinable
-    func deliver(contentsOf mails: [M], from sender: S?) -> Receipt {
+    func deliver(contentsOf mails: [M], from sender: S?, context: PostContext?) -> Receipt {
         var total = Receipt()
         for index in mails.indices {
-            total += deliver(mails[index], from: sender, isLastInPost: index == mails.endIndex - 1)
+            total += deliver(mails[index], from: sender, context: context, isLastInPost: index == mails.endIndex - 1)
         }
         return total
     }
@@ -71,15 +80,19 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     static func yield<Element: Sendable>(
         _ element: Element,
         to subscribers: [Subscriber<Element>],
+        context: PostContext?,
         into receipt: inout Receipt
     ) {
         for subscriber in subscribers {
             // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
             if let accepts = subscriber._accepts, !accepts(element) { continue }
+            // Pushed before the mail, so that a consumer never takes a mail ahead of its context.
+            if let contexts = subscriber._contexts, let context { contexts.push(context) }
             switch subscriber._continuation.yield(element) {
             case .enqueued:
                 receipt.delivered += 1
             case .dropped:
+                if let contexts = subscriber._contexts, context != nil { contexts.discardLast() }
                 if let endSignal = subscriber._endSignal {
                     // Past its backlog limit: end it now, so that later mail of this post (or
                     // batch) finds it terminated, and it is unregistered before the post returns.

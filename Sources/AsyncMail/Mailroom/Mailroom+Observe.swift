@@ -34,9 +34,16 @@ extension Mailroom {
             from: senders,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
-            where: progress.counting(isIncluded)
+            where: progress.counting(isIncluded),
+            handsOnContext: bufferingPolicy.neverEvicts
         )
-        return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
+        return Observation.start(
+            subscription,
+            progress: progress,
+            instrumentation: _switchboard._instrumentation,
+            owner: owner,
+            handler: handler
+        )
     }
 
     /// Calls `handler` with mail of a type for as long as `owner` is alive, and ends the
@@ -101,9 +108,16 @@ extension Mailroom {
             fromAny: S.self,
             bufferingPolicy: bufferingPolicy,
             startingWithLatest: startingWithLatest,
-            where: progress.counting(isIncluded)
+            where: progress.counting(isIncluded),
+            handsOnContext: bufferingPolicy.neverEvicts
         )
-        return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
+        return Observation.start(
+            subscription,
+            progress: progress,
+            instrumentation: _switchboard._instrumentation,
+            owner: owner,
+            handler: handler
+        )
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
@@ -148,6 +162,7 @@ extension Mailroom {
             bounded.subscription,
             endSignal: bounded.endSignal,
             progress: progress,
+            instrumentation: _switchboard._instrumentation,
             owner: owner,
             handler: handler
         )

@@ -11,7 +11,8 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?,
-        endSignal: EndSignal? = nil
+        endSignal: EndSignal? = nil,
+        handsOnContext: Bool = false
     ) -> Subscription<M> {
         switch senders._kind {
         case .everyone:
@@ -21,6 +22,7 @@ extension Mailroom {
                 bufferingPolicy: bufferingPolicy,
                 accepts: isIncluded,
                 endSignal: endSignal,
+                handsOnContext: handsOnContext,
                 replay: startingWithLatest ? { $0._latest?._newest } : nil
             )
         case .object(let sender):
@@ -31,6 +33,7 @@ extension Mailroom {
                 bufferingPolicy: bufferingPolicy,
                 accepts: isIncluded,
                 endSignal: endSignal,
+                handsOnContext: handsOnContext,
                 replay: startingWithLatest ? { $0._latest?.newest(from: .object(ObjectSender(sender))) } : nil
             )
         case .value(let key):
@@ -40,6 +43,7 @@ extension Mailroom {
                 bufferingPolicy: bufferingPolicy,
                 accepts: isIncluded,
                 endSignal: endSignal,
+                handsOnContext: handsOnContext,
                 replay: startingWithLatest ? { $0._latest?.newest(from: .value(key)) } : nil
             )
         }
@@ -53,7 +57,8 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<Envelope<M, S>>.Continuation.BufferingPolicy,
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?,
-        endSignal: EndSignal? = nil
+        endSignal: EndSignal? = nil,
+        handsOnContext: Bool = false
     ) -> Subscription<Envelope<M, S>> {
         var accepts: (@Sendable (Envelope<M, S>) -> Bool)?
         if let isIncluded {
@@ -65,7 +70,21 @@ extension Mailroom {
             bufferingPolicy: bufferingPolicy,
             accepts: accepts,
             endSignal: endSignal,
+            handsOnContext: handsOnContext,
             replay: startingWithLatest ? { $0._latest?.newest(fromAny: S.self) } : nil
         )
+    }
+}
+
+extension AsyncStream.Continuation.BufferingPolicy {
+    /// Whether a full buffer refuses new mail rather than evicting buffered mail: only then can
+    /// the contexts beside a buffer follow it (see ``PostContexts``).
+    @usableFromInline
+    var neverEvicts: Bool {
+        switch self {
+        case .bufferingNewest: false
+        case .unbounded, .bufferingOldest: true
+        @unknown default: false
+        }
     }
 }

@@ -64,6 +64,7 @@ extension Mailroom {
         return Observation.start(
             subscription,
             progress: progress,
+            instrumentation: _switchboard._instrumentation,
             owner: owner,
             afterTakingMail: afterTakingMail,
             handler: handler

@@ -55,6 +55,22 @@ public final actor Mailroom {
         _switchboard = Switchboard()
     }
 
+    /// Creates an empty, open mailroom that reports to `instrumentation` and carries the context
+    /// each mail is posted in to the code that handles it.
+    ///
+    /// With AsyncMailObservability's instrumentation, posts and subscriptions become swift-metrics
+    /// metrics, and each mail's `ServiceContext` reaches `observe` handlers, `serve`'s deliveries
+    /// and ``BoundedStream/withContexts``:
+    ///
+    /// ```swift
+    /// let mailroom = Mailroom(instrumentation: MailroomObservability())
+    /// ```
+    ///
+    /// A mailroom made with `nil` is the same as one made with ``init()``.
+    public init(instrumentation: (any MailroomInstrumentation)?) {
+        _switchboard = Switchboard(instrumentation: instrumentation)
+    }
+
     /// A mailroom on a given switchboard; see `Mailroom+Testing.swift`.
     init(switchboard: Switchboard) {
         _switchboard = switchboard

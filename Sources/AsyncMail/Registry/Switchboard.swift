@@ -134,8 +134,15 @@ final class Switchboard: Sendable {
     /// prove the replay happens in the delivery order (see `Mailroom+Testing.swift`).
     @usableFromInline let _replayProbe: (@Sendable (_ deliveryOrderIsHeld: Bool) -> Void)?
 
+    /// What metrics and tracing see of this mailroom; `nil` costs a check per post and per stream.
+    @usableFromInline let _instrumentation: (any MailroomInstrumentation)?
+
     @usableFromInline
-    init(replayProbe: (@Sendable (_ deliveryOrderIsHeld: Bool) -> Void)? = nil) {
+    init(
+        instrumentation: (any MailroomInstrumentation)? = nil,
+        replayProbe: (@Sendable (_ deliveryOrderIsHeld: Bool) -> Void)? = nil
+    ) {
+        self._instrumentation = instrumentation
         self._replayProbe = replayProbe
     }
 
@@ -169,6 +176,7 @@ final class Switchboard: Sendable {
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal? = nil,
+        handsOnContext: Bool = false,
         replay: ((RouteTable<M>) -> Element?)? = nil
     ) -> Subscription<Element> {
         // Replaying registers under the delivery lock, so no newer post can overtake the
@@ -181,6 +189,7 @@ final class Switchboard: Sendable {
                 bufferingPolicy: bufferingPolicy,
                 accepts: accepts,
                 endSignal: endSignal,
+                handsOnContext: handsOnContext,
                 replay: replay
             )
         }
@@ -203,6 +212,7 @@ final class Switchboard: Sendable {
             bufferingPolicy: bufferingPolicy,
             accepts: accepts,
             endSignal: endSignal,
+            handsOnContext: false,
             replay: nil
         )
         afterUnlock.perform()
@@ -217,6 +227,10 @@ final class Switchboard: Sendable {
     /// after it is released (a filter is user code). The continuations of a departed sender that
     /// filing displaced come back in the ``AfterUnlock`` for the caller to finish once it holds
     /// no lock.
+    ///
+    /// With instrumentation, a bounded stream (`endSignal`), or a consumer that `handsOnContext`,
+    /// keeps the contexts of its buffered mail (see ``PostContexts``), and every table route is
+    /// reported started now and ended by its termination handler, which runs exactly once.
     @inlinable
     func register<M: Mail, Element: Sendable>(
         _ type: M.Type,
@@ -225,13 +239,26 @@ final class Switchboard: Sendable {
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal?,
+        handsOnContext: Bool,
         replay: ((RouteTable<M>) -> Element?)?
     ) -> (Subscription<Element>, AfterUnlock<Void>) {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Element.self,
             bufferingPolicy: bufferingPolicy
         )
-        let subscriber = Subscriber(continuation: continuation, accepts: accepts, endSignal: endSignal)
+        let contexts = _instrumentation != nil && (endSignal != nil || handsOnContext) ? PostContexts() : nil
+        let reporting: (any MailroomInstrumentation)?
+        switch route {
+        case .table: reporting = _instrumentation
+        case .tap: reporting = nil
+        }
+        reporting?.subscriptionStarted(M.self)
+        let subscriber = Subscriber(
+            continuation: continuation,
+            accepts: accepts,
+            endSignal: endSignal,
+            contexts: contexts
+        )
         // Set before filing: once filed, `close()` may finish the stream at any moment, and a
         // handler set on a finished stream would never run. The handler holds the subscriber
         // (which holds the continuation, whose storage holds the handler); that cycle ends when
@@ -240,20 +267,23 @@ final class Switchboard: Sendable {
         continuation.onTermination = { [weak self] _ in
             endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
             self?.unregister(subscriber, from: route, of: M.self)
+            reporting?.subscriptionEnded(M.self)
         }
         let filed: (displaced: [any Finishable], replayed: Element?)? = withRegistry { registry in
             guard !registry._isClosed else { return nil }
             let displaced = registry.add(subscriber, to: route, of: M.self, pinning: sender)
             return (displaced, replay.flatMap { replay in registry.existingTable(for: M.self).flatMap(replay) })
         }
-        let subscription = Subscription(stream: stream, continuation: continuation)
+        let subscription = Subscription(stream: stream, continuation: continuation, contexts: contexts)
         guard let filed else {
             continuation.finish()
             return (subscription, AfterUnlock(releasing: ()))
         }
         if let replayed = filed.replayed, accepts?(replayed) != false {
             if let _replayProbe { _replayProbe(_deliveryOrder.isHeldByCurrentThread) }
-            continuation.yield(replayed)
+            // A replayed mail was posted long ago: its context is not kept.
+            contexts?.push(.none)
+            if case .dropped = continuation.yield(replayed) { contexts?.discardLast() }
         }
         return (subscription, AfterUnlock(finishing: filed.displaced, releasing: ()))
     }
@@ -305,7 +335,9 @@ final class Switchboard: Sendable {
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
         if _deliveryOrder.isHeldByCurrentThread { return deferPost(count: 1) { $0.post(mail) } }
-        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) { $0.deliver(mail, from: nil) }
+        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) {
+            $0.deliver(mail, from: nil, context: $1)
+        }
     }
 
     @inlinable
@@ -322,7 +354,9 @@ final class Switchboard: Sendable {
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
         let key = SenderKey(sender)
-        return deliverInOrder(M.self, from: sender, key: key, recording: mail) { $0.deliver(mail, from: sender) }
+        return deliverInOrder(M.self, from: sender, key: key, recording: mail) {
+            $0.deliver(mail, from: sender, context: $1)
+        }
     }
 
     @inlinable
@@ -331,8 +365,8 @@ final class Switchboard: Sendable {
         if _deliveryOrder.isHeldByCurrentThread {
             return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
         }
-        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last) {
-            $0.deliver(contentsOf: mails, from: nil)
+        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last, mails: mails.count) {
+            $0.deliver(contentsOf: mails, from: nil, context: $1)
         }
     }
 
@@ -362,8 +396,8 @@ final class Switchboard: Sendable {
     /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
-        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) {
-            $0.deliver(contentsOf: mails, from: sender)
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+            $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }
 
@@ -372,29 +406,69 @@ final class Switchboard: Sendable {
     /// reach posted as its own type.
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
-        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last) {
-            $0.deliver(contentsOf: mails, from: sender)
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+            $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }
 
     /// One post: captures its recipients and delivers to them holding the delivery lock, then,
     /// holding no lock, finishes departed senders' streams and releases what the post let go of
     /// (the snapshot, which may hold the last reference to a subscription, and replaced kept mail).
+    ///
+    /// With instrumentation, the post goes the same way in ``deliverInOrder(_:from:key:recording:mails:reportingTo:deliver:)``,
+    /// kept out of line so that a post without instrumentation pays one check for it; without,
+    /// `deliver` gets no context.
     @inlinable @inline(__always)
     func deliverInOrder<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
         key: SenderKey,
         recording last: M?,
-        deliver: (Recipients<M, S>) -> Receipt
+        mails: Int = 1,
+        deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> Receipt {
+        if let _instrumentation {
+            return deliverInOrder(
+                M.self,
+                from: sender,
+                key: key,
+                recording: last,
+                mails: mails,
+                reportingTo: _instrumentation,
+                deliver: deliver
+            )
+        }
         let (receipt, recipients, afterUnlock) = inDeliveryOrder {
             let (recipients, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
-            return (deliver(recipients), recipients, afterUnlock)
+            return (deliver(recipients, nil), recipients, afterUnlock)
         }
         afterUnlock.perform()
         _ = recipients  // the snapshot may hold the last reference to a subscription: released here
         _deliveryOrder.runDeferred()  // posts this post's filters made, now that the lock is free
+        return receipt
+    }
+
+    /// One post under instrumentation: the poster's context is captured before the lock and
+    /// handed to `deliver`, and the receipt is reported after the lock.
+    @inlinable @inline(never)
+    func deliverInOrder<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        from sender: S?,
+        key: SenderKey,
+        recording last: M?,
+        mails: Int,
+        reportingTo instrumentation: any MailroomInstrumentation,
+        deliver: (Recipients<M, S>, PostContext?) -> Receipt
+    ) -> Receipt {
+        let context = instrumentation.currentContext()
+        let (receipt, recipients, afterUnlock) = inDeliveryOrder {
+            let (recipients, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
+            return (deliver(recipients, context), recipients, afterUnlock)
+        }
+        afterUnlock.perform()
+        _ = recipients
+        instrumentation.didPost(M.self, mails: mails, receipt: receipt)
+        _deliveryOrder.runDeferred()
         return receipt
     }
 

@@ -13,6 +13,9 @@ final class Subscriber<Element: Sendable>: Sendable {
     @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
     /// Set for a subscription with a backlog limit: a full buffer ends it instead of losing mail.
     @usableFromInline let _endSignal: EndSignal?
+    /// The contexts of its buffered mail, for a consumer that hands them on (an observation, a
+    /// bounded stream) under a mailroom with instrumentation; `nil` otherwise.
+    @usableFromInline let _contexts: PostContexts?
     /// Where it sits in its route's ``Subscribers/entries``, or -1 when it is in none, so that
     /// removal needs no lookup table. Read and written only under the registry lock, which
     /// orders every access; it is atomic (relaxed) only so that the class can be `Sendable`.
@@ -22,11 +25,13 @@ final class Subscriber<Element: Sendable>: Sendable {
     init(
         continuation: AsyncStream<Element>.Continuation,
         accepts: (@Sendable (Element) -> Bool)?,
-        endSignal: EndSignal? = nil
+        endSignal: EndSignal? = nil,
+        contexts: PostContexts? = nil
     ) {
         self._continuation = continuation
         self._accepts = accepts
         self._endSignal = endSignal
+        self._contexts = contexts
     }
 }
 
@@ -48,7 +53,7 @@ protocol SubscriberList: AnyObject {
 /// sender type the post site did not know statically.
 @usableFromInline
 struct EnvelopeDelivery<M: Mail>: Sendable {
-    @usableFromInline let _deliver: @Sendable (M, inout Receipt) -> Void
+    @usableFromInline let _deliver: @Sendable (M, PostContext?, inout Receipt) -> Void
 }
 
 /// An ``Envelope`` made from a type-erased mail and sender.
@@ -117,9 +122,9 @@ final class Subscribers<Element: Sendable>: SubscriberList {
     func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M> {
         let entries = self._entries
         let maker = Element.self as? any ErasedEnvelope.Type
-        return EnvelopeDelivery { mail, receipt in
+        return EnvelopeDelivery { mail, context, receipt in
             guard let envelope = maker?.init(mail: mail, sender: sender) as? Element else { return }
-            Recipients<M, Never>.yield(envelope, to: entries, into: &receipt)
+            Recipients<M, Never>.yield(envelope, to: entries, context: context, into: &receipt)
         }
     }
 

@@ -13,7 +13,9 @@ extension BoundedStream {
     /// - Parameters:
     ///   - deliver: Called with each mail in turn, in the mailroom's one order; typically a
     ///     socket write. It must end promptly when its task is cancelled, as NIO and Hummingbird
-    ///     writers do: `serve` waits for it.
+    ///     writers do: `serve` waits for it. Under a mailroom with a ``MailroomInstrumentation``,
+    ///     each call runs inside the context its mail was posted in, so the write continues the
+    ///     poster's trace.
     ///   - receive: The inbound loop, such as reading the client's frames and posting them. It
     ///     must also stop when cancelled. Mail it posts to this subscription's own room reaches
     ///     this connection too: the subscription is live before `receive` starts.
@@ -45,7 +47,13 @@ extension BoundedStream {
             }
             group.addTask {
                 do {
-                    for try await mail in self { try await deliver(mail) }
+                    if let instrumentation {
+                        for try await delivery in withContexts {
+                            try await Self.deliver(delivery, with: deliver, inside: instrumentation)
+                        }
+                    } else {
+                        for try await mail in self { try await deliver(mail) }
+                    }
                     return .subscriptionEnded
                 } catch let error as BacklogLimitExceeded {
                     return .backlogLimitExceeded(error)
@@ -68,5 +76,19 @@ extension BoundedStream {
             return first
         }
         return Task.isCancelled ? .cancelled : first
+    }
+
+    /// One delivery inside the context its mail was posted in; the error, if any, is rethrown
+    /// outside it.
+    private static func deliver(
+        _ delivery: Contextual<Element>,
+        with deliver: @Sendable (Element) async throws -> Void,
+        inside instrumentation: any MailroomInstrumentation
+    ) async throws {
+        var failure: (any Error)?
+        await instrumentation.withContext(delivery.context) {
+            do { try await deliver(delivery.mail) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 }

@@ -33,32 +33,48 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// Kept so that ``serve(delivering:receiving:)`` can end the subscription itself.
     let continuation: AsyncStream<Element>.Continuation
     let endSignal: EndSignal
+    /// The contexts of the buffered mail, under a mailroom with instrumentation.
+    let contexts: PostContexts?
+    /// The mailroom's instrumentation, which ``serve(delivering:receiving:)`` delivers inside.
+    let instrumentation: (any MailroomInstrumentation)?
 
-    init(_ subscription: Subscription<Element>, endSignal: EndSignal) {
+    init(
+        _ subscription: Subscription<Element>,
+        endSignal: EndSignal,
+        instrumentation: (any MailroomInstrumentation)?
+    ) {
         self.stream = subscription._stream
         self.continuation = subscription._continuation
+        self.contexts = subscription._contexts
         self.endSignal = endSignal
+        self.instrumentation = instrumentation
     }
 
     /// The subscription underneath, for an observation to run its handler from.
-    var subscription: Subscription<Element> { Subscription(stream: stream, continuation: continuation) }
+    var subscription: Subscription<Element> {
+        Subscription(stream: stream, continuation: continuation, contexts: contexts)
+    }
 
     /// The most mail this subscription buffers for a consumer that is behind.
     public var backlogLimit: Int { endSignal.limit }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: stream.makeAsyncIterator(), endSignal: endSignal)
+        Iterator(base: stream.makeAsyncIterator(), endSignal: endSignal, contexts: contexts)
     }
 
     /// Iterates a ``BoundedStream``; throws ``BacklogLimitExceeded`` once, when it overflowed.
     public struct Iterator: AsyncIteratorProtocol {
         private var base: AsyncStream<Element>.Iterator
         private let endSignal: EndSignal
+        private let contexts: PostContexts?
         private var isDone = false
+        /// The context of the mail `next()` returned last.
+        var context = PostContext.none
 
-        init(base: AsyncStream<Element>.Iterator, endSignal: EndSignal) {
+        init(base: AsyncStream<Element>.Iterator, endSignal: EndSignal, contexts: PostContexts?) {
             self.base = base
             self.endSignal = endSignal
+            self.contexts = contexts
         }
 
         /// The next mail, `nil` once the subscription has ended, or ``BacklogLimitExceeded``.
@@ -68,6 +84,8 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
             guard !isDone else { return nil }
             try checkBacklog()
             let element = await base.next(isolation: actor)
+            // Taken even when the mail in hand is about to be discarded, so the queues stay aligned.
+            if element != nil, let contexts { context = contexts.pop() }
             // Checked again: the overflow may have happened while this consumer was suspended,
             // and the mail in hand would only delay the news.
             try checkBacklog()
@@ -83,6 +101,57 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
             guard endSignal.isExceeded else { return }
             isDone = true
             throw BacklogLimitExceeded(limit: endSignal.limit)
+        }
+    }
+}
+
+extension BoundedStream {
+    /// The same mail, each with the context it was posted in.
+    ///
+    /// Under a mailroom made with a ``MailroomInstrumentation`` (such as AsyncMailObservability's),
+    /// each ``Contextual/context`` is what it captured when the mail was posted, so a `for await`
+    /// loop can continue the poster's trace; otherwise it is ``PostContext/none``. Mail replayed
+    /// by `startingWithLatest` carries ``PostContext/none``. Iterate either this or the stream
+    /// itself, once: they share one buffer.
+    ///
+    /// ```swift
+    /// let inbox = await mailroom.subscribe(to: ChatLine.self, backlogLimit: 256)
+    /// for try await delivery in inbox.withContexts {
+    ///     print(delivery.mail.text, delivery.context.value as Any)
+    /// }
+    /// ```
+    public var withContexts: WithContexts { WithContexts(base: self) }
+
+    /// A ``BoundedStream``'s mail, each with the context it was posted in; see ``withContexts``.
+    public struct WithContexts: AsyncSequence, Sendable {
+        public typealias Element = Contextual<BoundedStream.Element>
+        public typealias Failure = BacklogLimitExceeded
+
+        let base: BoundedStream
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(base: base.makeAsyncIterator())
+        }
+
+        /// Iterates ``BoundedStream/WithContexts``; throws ``BacklogLimitExceeded`` as the stream does.
+        public struct Iterator: AsyncIteratorProtocol {
+            private var base: BoundedStream.Iterator
+
+            init(base: BoundedStream.Iterator) {
+                self.base = base
+            }
+
+            /// The next mail with its context, `nil` once the subscription has ended.
+            public mutating func next(
+                isolation actor: isolated (any Actor)? = #isolation
+            ) async throws(BacklogLimitExceeded) -> Contextual<BoundedStream.Element>? {
+                guard let mail = try await base.next(isolation: actor) else { return nil }
+                return Contextual(mail: mail, context: base.context)
+            }
+
+            public mutating func next() async throws(BacklogLimitExceeded) -> Contextual<BoundedStream.Element>? {
+                try await next(isolation: nil)
+            }
         }
     }
 }

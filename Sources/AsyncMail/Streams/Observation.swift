@@ -111,6 +111,7 @@ public struct Observation: Sendable, Hashable {
         _ subscription: Subscription<Element>,
         endSignal: EndSignal? = nil,
         progress: ObservationProgress,
+        instrumentation: (any MailroomInstrumentation)?,
         owner: Owner,
         afterTakingMail: (@Sendable () -> Void)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
@@ -122,12 +123,24 @@ public struct Observation: Sendable, Hashable {
             afterTakingMail: afterTakingMail
         )
         let stream = subscription._stream
+        let contexts = subscription._contexts
         let task = Task { [weak owner] in
             for await element in stream {
+                let context = contexts?.pop()
                 control.afterTakingMail?()
                 // Ownerless, or past the backlog limit: stop before this mail, even if more is buffered.
                 guard let owner, control.endSignal?.isExceeded != true else { break }
-                guard await call(handler, with: owner, element, on: handler.isolation, unless: control) else { break }
+                var called = false
+                if let instrumentation, let context {
+                    // The whole call, cancellation check included, inside the poster's context, so
+                    // that the check and the call stay on the handler's isolation with no hop between.
+                    await instrumentation.withContext(context) {
+                        called = await call(handler, with: owner, element, on: handler.isolation, unless: control)
+                    }
+                } else {
+                    called = await call(handler, with: owner, element, on: handler.isolation, unless: control)
+                }
+                guard called else { break }
                 control.progress.handledOne()
             }
             // End the subscription now, not whenever the runtime releases this closure (which

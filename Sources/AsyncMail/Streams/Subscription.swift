@@ -6,10 +6,13 @@ struct Subscription<Element: Sendable>: Sendable {
     @usableFromInline let _stream: AsyncStream<Element>
     /// Finishing it ends the stream and removes the subscription at once.
     @usableFromInline let _continuation: AsyncStream<Element>.Continuation
+    /// The contexts beside the stream's mail, when its consumer hands them on (see ``PostContexts``).
+    @usableFromInline let _contexts: PostContexts?
 
     @inlinable
-    init(stream: AsyncStream<Element>, continuation: AsyncStream<Element>.Continuation) {
+    init(stream: AsyncStream<Element>, continuation: AsyncStream<Element>.Continuation, contexts: PostContexts? = nil) {
         self._stream = stream
         self._continuation = continuation
+        self._contexts = contexts
     }
 }

@@ -20,6 +20,9 @@ public struct PostedMail: Sendable {
     /// if posted.isLastInPost { try await send(pending) }
     /// ```
     public let isLastInPost: Bool
+    /// The context the mail was posted in, as the mailroom's ``MailroomInstrumentation`` captured
+    /// it; ``PostContext/none`` without one. A relay carries it to other processes.
+    public let context: PostContext
 
     /// The mail type's fully qualified name, such as `"Shop.OrderPlaced"`.
     public var typeName: String { String(reflecting: mailType) }
@@ -34,10 +37,17 @@ public struct PostedMail: Sendable {
     }
 
     /// Creates a posted-mail record; the ``Mailroom`` makes these for you.
-    public init(mail: any Mail, mailType: any Mail.Type, sender: (any Sendable)?, isLastInPost: Bool = true) {
+    public init(
+        mail: any Mail,
+        mailType: any Mail.Type,
+        sender: (any Sendable)?,
+        isLastInPost: Bool = true,
+        context: PostContext = .none
+    ) {
         self.mail = mail
         self.mailType = mailType
         self.sender = sender
         self.isLastInPost = isLastInPost
+        self.context = context
     }
 }

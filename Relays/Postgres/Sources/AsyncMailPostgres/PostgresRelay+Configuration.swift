@@ -1,3 +1,5 @@
+import CoreMetrics
+
 extension PostgresRelay {
     /// How mail crosses the database, and what each way promises.
     public enum Mode: Sendable, Hashable {
@@ -50,6 +52,10 @@ extension PostgresRelay {
         /// whatever arrives on the channel. Every relay of a fleet sets the same key. See
         /// ``RelayKey`` and *Across Processes and Machines*.
         public var authenticationKey: RelayKey?
+        /// Where the relay's metrics go (see <doc:Observability>); `nil`, the default, reads
+        /// `MetricsSystem.factory` when the first metric is recorded, so bootstrapping after making
+        /// the relay works.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// A configuration for `channel`, with defaults for the rest.
         public init(
@@ -61,7 +67,8 @@ extension PostgresRelay {
             outboundQueueLimit: Int = 10_000,
             heartbeatInterval: Duration = .seconds(1),
             reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
-            authenticationKey: RelayKey? = nil
+            authenticationKey: RelayKey? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
         ) {
             self.channel = channel
             self.mode = mode
@@ -72,6 +79,7 @@ extension PostgresRelay {
             self.heartbeatInterval = heartbeatInterval
             self.reconnectBackoff = reconnectBackoff
             self.authenticationKey = authenticationKey
+            self.metricsFactory = metricsFactory
         }
 
         /// How long the relay keeps a row: the durable retention, or the ephemeral mode's five

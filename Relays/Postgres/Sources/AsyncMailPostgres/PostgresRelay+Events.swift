@@ -27,10 +27,14 @@ extension PostgresRelay {
     /// ``LogThrottle``).
     func report(_ event: RelayEvent, counting: (inout RelayCounters) -> Void) {
         let now = ContinuousClock.now
-        let (listeners, leftOut) = state.withLock { state in
+        let (listeners, leftOut, before, after) = state.withLock { state in
+            let before = state.counters
             counting(&state.counters)
-            return (Array(state.listeners.values), state.logThrottle.admit(event.kind, at: now))
+            return (
+                Array(state.listeners.values), state.logThrottle.admit(event.kind, at: now), before, state.counters
+            )
         }
+        metrics.add(from: before, to: after)
         if let leftOut {
             let also = leftOut > 0 ? " (and \(leftOut) more like it not logged)" : ""
             switch event {
@@ -46,6 +50,17 @@ extension PostgresRelay {
     /// What went wrong, in words an operator can act on: postgres-nio's plain description of an
     /// error is the same generic sentence for every failure, its reflection has the server's
     /// message and code (with bound values still redacted).
+    /// Changes counters that no event reports; the one other way they change, so that the
+    /// metrics follow every change.
+    func count(_ counting: (inout RelayCounters) -> Void) {
+        let (before, after) = state.withLock { state in
+            let before = state.counters
+            counting(&state.counters)
+            return (before, state.counters)
+        }
+        metrics.add(from: before, to: after)
+    }
+
     static func reason(_ error: any Error) -> String {
         String(reflecting: error)
     }

@@ -26,6 +26,10 @@ extension PostgresRelay {
                         tooLarge = true
                         pending = nil
                     } else if pending == nil {
+                        // The post's first mail: its context is the whole post's.
+                        var encoded = encoded
+                        encoded.context = posted.context
+                        encoded.trace = RelayTracing.trace(of: posted.context)
                         pending = encoded
                     } else {
                         pending?.append(encoded)
@@ -40,9 +44,10 @@ extension PostgresRelay {
                     gate.lose(pendingMails)
                     let type = registry.mailCodec(for: posted.mailType)?.name ?? posted.typeName
                     report(.oversize(type: type, bytes: postLimit)) { $0.oversize.addSaturating(pendingMails) }
-                } else if let post = pending {
+                } else if var post = pending {
+                    post.queuedAt = .now
                     if queue.append(.post(post)) {
-                        state.withLock { $0.counters.queued += post.mails.count }
+                        count { $0.queued += post.mails.count }
                     } else {
                         gate.lose(post.mails.count)
                         report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }

@@ -158,11 +158,14 @@ extension PostgresRelay {
         case .deliver(let post, let sender, let notes):
             for note in notes { report(note) }
             // Counted first, so that whoever sees the mail sees it counted.
-            state.withLock { $0.counters.received.addSaturating(post.count) }
+            count { $0.received.addSaturating(post.count) }
             let relayID = ObjectIdentifier(self)
-            await RelayInbound.$relay.withValue(relayID) {
-                _ = await post.post(mailroom, sender)
+            await RelayTracing.receiving(post, channel: configuration.channel.name) {
+                await RelayInbound.$relay.withValue(relayID) {
+                    _ = await post.post(mailroom, sender)
+                }
             }
+            if let sentAt = post.sentAt { metrics.receivedAfter(milliseconds: OutboundPost.now() - sentAt) }
         }
     }
 
@@ -191,7 +194,7 @@ extension PostgresRelay {
         case .gap(let origin, let missing):
             report(.gap(origin: origin, missing: missing)) { $0.missing.addSaturating(missing) }
         case .duplicate(let mails):
-            state.withLock { $0.counters.duplicates.addSaturating(mails) }
+            count { $0.duplicates.addSaturating(mails) }
         case .unknownType(let name, let mails):
             report(.unknownType(name)) { $0.unknownType.addSaturating(mails) }
         case .decodeFailed(let type, let reason, let mails):

@@ -28,24 +28,29 @@ extension PostgresRelay {
                     case .durable(let durable):
                         let batch = durableBatch ?? durable.batch(of: unsent, origin: origin, signer: signer)
                         durableBatch = batch
-                        try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered()) {
-                            try await durable.insert(batch, on: open)
+                        try await RelayTracing.publishing(Self.posts(in: unsent), channel: channel) {
+                            try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered())
+                            {
+                                try await durable.insert(batch, on: open)
+                            }
                         }
-                        state.withLock { $0.counters.published += batch.mails }
+                        count { $0.published += batch.mails }
                     case .ephemeral(let ephemeral):
                         let (sending, origin, signer) = (unsent, origin, signer)
-                        let sent = try await withDeadline(
-                            callDeadline,
-                            for: "a publish",
-                            closing: open,
-                            marking: Unanswered()
-                        ) {
-                            try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
+                        let sent = try await RelayTracing.publishing(Self.posts(in: unsent), channel: channel) {
+                            try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered())
+                            {
+                                try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
+                            }
                         }
-                        state.withLock { state in
-                            state.counters.published += sent.mails
-                            state.counters.spilled += sent.spilledMails
+                        count { counters in
+                            counters.published += sent.mails
+                            counters.spilled += sent.spilledMails
                         }
+                    }
+                    let now = ContinuousClock.now
+                    for post in Self.posts(in: unsent) {
+                        if let queuedAt = post.queuedAt { metrics.publishTook(now - queuedAt) }
                     }
                     attempt = 0
                     Self.resolveFlushes(in: unsent, .passed)
@@ -73,6 +78,17 @@ extension PostgresRelay {
         }
         await close(connection)
     }
+
+    /// The posts among `items`.
+    private static func posts(in items: [OutboundQueue.Item]) -> [OutboundPost] {
+        items.compactMap { item in
+            guard case .post(let post) = item else { return nil }
+            return post
+        }
+    }
+
+    /// The channel's name, for spans.
+    private var channel: String { configuration.channel.name }
 
     /// Tells the flushes among `items` how their batch ended.
     private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushTicket.Outcome) {

@@ -71,6 +71,8 @@ public final class PostgresRelay: Service, Sendable {
     let gate: TapGate
     let queue: OutboundQueue
     let state = Mutex(State())
+    /// ``RelayCounters``, publish durations and receive lags as swift-metrics metrics.
+    let metrics: RelayMetrics
 
     struct State {
         var counters = RelayCounters()
@@ -107,6 +109,7 @@ public final class PostgresRelay: Service, Sendable {
         var connection = connection
         connection.options.additionalStartupParameters.append(("application_name", applicationName))
         self.connectionConfiguration = connection
+        self.metrics = RelayMetrics(factory: configuration.metricsFactory, channel: configuration.channel.name)
         self.queue = OutboundQueue(limit: configuration.outboundQueueLimit)
         self.gate = TapGate(backlogLimit: configuration.outboundQueueLimit)
         var logger = logger

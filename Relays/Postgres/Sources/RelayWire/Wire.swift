@@ -10,6 +10,12 @@ package struct OutboundPost: Sendable {
     package private(set) var mails: [Data]
     /// The encoded mails' bytes, added up.
     package private(set) var mailBytes: Int
+    /// The trace context injected for the post, as JSON text (see ``WireKey/trace``); nil for none.
+    package var trace: String?
+    /// The context the post was made in, for the publish span's links.
+    package var context: PostContext = .none
+    /// When the post entered the outbound queue, for the publish duration.
+    package var queuedAt: ContinuousClock.Instant?
 
     package init(type: String, senderType: String?, sender: Data?, mails: [Data]) {
         self.type = type
@@ -29,14 +35,17 @@ package struct OutboundPost: Sendable {
     /// receivers post the two as one batch, in the same order and with nothing in between, and the
     /// sum stays under `limit` bytes.
     package func canAbsorb(_ next: OutboundPost, upTo limit: Int) -> Bool {
-        type == next.type && senderType == next.senderType && sender == next.sender
+        type == next.type && senderType == next.senderType && sender == next.sender && trace == next.trace
             && mailBytes + next.mailBytes <= limit
     }
 
-    /// The envelope as JSON text. Wire names and origins are validated to need no escaping.
-    package func payload(origin: String, firstNumber: Int? = nil) -> String {
+    /// The envelope as JSON text. Wire names and origins are validated to need no escaping, and
+    /// `trace` was written by `JSONSerialization`. `sentAt` is milliseconds since 1970.
+    package func payload(origin: String, firstNumber: Int? = nil, sentAt: Int = OutboundPost.now()) -> String {
         var json = Self.start(origin: origin)
         if let firstNumber { json += #","n":\#(firstNumber)"# }
+        json += #","at":\#(sentAt)"#
+        if let trace { json += #","x":"# + trace }
         json += #","t":""# + type + #"""#
         if let senderType, let sender {
             json += #","st":""# + senderType + #"","s":"# + String(decoding: sender, as: UTF8.self)
@@ -58,7 +67,22 @@ package struct OutboundPost: Sendable {
 
     /// The envelope's size without the mails, so that a mail can be sized before it is queued.
     package var overheadBytes: Int {
-        96 + PayloadSigner.signatureLength + type.utf8.count + (senderType?.utf8.count ?? 0) + (sender?.count ?? 0)
+        120 + PayloadSigner.signatureLength + type.utf8.count + (senderType?.utf8.count ?? 0) + (sender?.count ?? 0)
+            + (trace?.utf8.count ?? 0)
+    }
+
+    /// The time now, in milliseconds since 1970: when a payload is written.
+    package static func now() -> Int {
+        Int((Date().timeIntervalSince1970 * 1_000).rounded())
+    }
+
+    /// `carrier` as the JSON text of ``WireKey/trace``, or nil when it is empty or would not pass
+    /// a receiver's ``WireLimits/isValidTrace(_:)`` (the post then travels without it).
+    package static func traceText(_ carrier: [String: String]) -> String? {
+        guard !carrier.isEmpty, WireLimits.isValidTrace(carrier),
+            let data = try? JSONSerialization.data(withJSONObject: carrier, options: [.sortedKeys])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// A heartbeat: the number of the origin's last mail, so that receivers notice a lost tail.
@@ -84,6 +108,23 @@ package enum WireLimits {
     package static let maximumNumber = (1 << 53) - 1
     /// The longest origin id: relays use 36-character UUIDs.
     package static let maximumOriginBytes = 64
+
+    /// The most entries a trace context may have.
+    package static let maximumTraceEntries = 8
+    /// The longest value in a trace context: W3C allows 512 bytes of `tracestate`.
+    package static let maximumTraceValueBytes = 512
+
+    /// Whether `trace` is a trace context a receiver accepts: at most 8 entries, each key 1–64
+    /// bytes of wire-name bytes, each value at most 512 bytes of printable ASCII. It is restored
+    /// by whatever instrument the receiving process bootstrapped, so nothing else may reach it.
+    package static func isValidTrace(_ trace: [String: String]) -> Bool {
+        trace.count <= maximumTraceEntries
+            && trace.allSatisfy { key, value in
+                (1...maximumOriginBytes).contains(key.utf8.count) && key.utf8.allSatisfy(isWireNameByte)
+                    && value.utf8.count <= maximumTraceValueBytes
+                    && value.utf8.allSatisfy { (0x20...0x7E).contains($0) }
+            }
+    }
 
     /// Whether `origin` could be a relay's origin id: 1–64 bytes of `A-Z a-z 0-9 . _ -`.
     package static func isValidOrigin(_ origin: String) -> Bool {
@@ -166,6 +207,12 @@ private struct Envelope: Decodable {
             message = .spilled(origin: origin, firstNumber: number, count: count, row: row)
             return
         }
+        let trace = try container.decodeIfPresent([String: String].self, forKey: .trace) ?? [:]
+        guard WireLimits.isValidTrace(trace) else { throw Invalid(description: "an invalid trace context") }
+        let sentAt = try container.decodeIfPresent(Int.self, forKey: .sentAt)
+        if let sentAt, !(0...WireLimits.maximumNumber).contains(sentAt) {
+            throw Invalid(description: "sending time \(sentAt) out of range")
+        }
         let type = try container.decode(String.self, forKey: .type)
         let registry = decoder.userInfo[.wireRegistry] as! WireRegistry  // always set by `decode` below
         guard let mailCodec = registry.mailCodec(named: type) else {
@@ -189,8 +236,10 @@ private struct Envelope: Decodable {
                 }
                 sender = try senderCodec.decode(container)
             }
-            let post = try mailCodec.decode(container)
+            var post = try mailCodec.decode(container)
             guard post.count == count else { throw Invalid(description: "count \(count) for \(post.count) mails") }
+            post.trace = trace
+            post.sentAt = sentAt
             content = .decoded(post, sender: sender)
         } catch let invalid as Invalid {
             throw invalid

@@ -140,6 +140,11 @@ package struct InboundPost: Sendable {
     /// How many mails the post carries.
     package let count: Int
     package let post: @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt
+    /// The trace context the publisher injected, validated by ``WireLimits/isValidTrace(_:)``;
+    /// empty when it sent none.
+    package var trace: [String: String] = [:]
+    /// When the publisher wrote it, in milliseconds since 1970 by the publisher's clock.
+    package var sentAt: Int?
 
     package init(count: Int, post: @escaping @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt) {
         self.count = count
@@ -168,4 +173,9 @@ package enum WireKey: String, CodingKey {
     case mails = "m"
     /// Ephemeral mode, a post kept in the table: the id of its row.
     case row = "r"
+    /// The trace context the publishing process injected (W3C `traceparent` and `tracestate`, or
+    /// whatever its instrument uses), as an object of strings; absent when it had none.
+    case trace = "x"
+    /// When the publisher wrote the post, in milliseconds since 1970, for the receive lag.
+    case sentAt = "at"
 }

@@ -57,6 +57,34 @@ struct InboundTests {
             "deep nesting inside mails",
             #"{"o":"x","n":1,"t":"chat.line","c":1,"m":["# + String(repeating: "[", count: 100_000)
         ),
+        (
+            "a trace context with nine entries",
+            #"{"o":"x","n":1,"x":{"a":"1","b":"2","c":"3","d":"4","e":"5","f":"6","g":"7","h":"8","i":"9"},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        ),
+        (
+            "a trace key with a space",
+            #"{"o":"x","n":1,"x":{"trace parent":"1"},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        ),
+        ("an empty trace key", #"{"o":"x","n":1,"x":{"":"1"},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#),
+        (
+            "a trace value with a control character",
+            #"{"o":"x","n":1,"x":{"traceparent":"00-\n"},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        ),
+        (
+            "a trace value over 512 bytes",
+            #"{"o":"x","n":1,"x":{"tracestate":""# + String(repeating: "a", count: 513)
+                + #""},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        ),
+        (
+            "a trace context that is not an object",
+            #"{"o":"x","n":1,"x":"00-ab","t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        ),
+        ("a trace value that is a number", #"{"o":"x","n":1,"x":{"a":1},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#),
+        ("a negative sending time", #"{"o":"x","n":1,"at":-1,"t":"chat.line","c":1,"m":[{"text":"a"}]}"#),
+        (
+            "a sending time past 2^53",
+            #"{"o":"x","n":1,"at":9007199254740992,"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        ),
         ("not JSON", "DROP TABLE asyncmail_relay"),
         ("empty", ""),
         ("a lone brace", "{"),
@@ -80,6 +108,41 @@ struct InboundTests {
         // The same origin's real mail still flows.
         try await receive(#"{"o":"x","n":1,"t":"chat.line","c":1,"m":[{"text":"after"}]}"#, by: relay)
         #expect(try await first(1, of: lines).map(\.text) == ["after"])
+    }
+
+    @Test("a valid trace context and sending time reach the delivery; a post without them still flows")
+    func traceContextIsDecoded() throws {
+        let (relay, _) = try relay()
+        let traced =
+            #"{"o":"x","n":1,"at":1700000000000,"x":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"k=v,a=b"},"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        guard case .post(_, _, _, .decoded(let post, _)) = relay.registry.decode(traced, signer: nil) else {
+            Issue.record("the traced post was not decoded")
+            return
+        }
+        #expect(post.trace["traceparent"] == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        #expect(post.trace["tracestate"] == "k=v,a=b")
+        #expect(post.sentAt == 1_700_000_000_000)
+        let plain = #"{"o":"x","n":1,"t":"chat.line","c":1,"m":[{"text":"a"}]}"#
+        guard case .post(_, _, _, .decoded(let untraced, _)) = relay.registry.decode(plain, signer: nil) else {
+            Issue.record("the plain post was not decoded")
+            return
+        }
+        #expect(untraced.trace.isEmpty)
+        #expect(untraced.sentAt == nil)
+    }
+
+    @Test("an outbound trace context is written so that a receiver accepts it, or left out")
+    func traceContextIsWritten() {
+        let carrier = [
+            "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "a=\"b\"",
+        ]
+        let text = OutboundPost.traceText(carrier)
+        #expect(
+            text == #"{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","tracestate":"a=\"b\""}"#
+        )
+        #expect(OutboundPost.traceText([:]) == nil)
+        #expect(OutboundPost.traceText(["bad key": "v"]) == nil)
+        #expect(OutboundPost.traceText(["k": String(repeating: "v", count: 513)]) == nil)
     }
 
     @Test("huge strings are carried or dropped by size, never trapping")

@@ -1,0 +1,116 @@
+import AsyncMail
+import AsyncMailObservability
+import AsyncMailPostgres
+import AsyncMailTesting
+import InMemoryTracing
+import MetricsTestKit
+import Testing
+import Tracing
+
+/// The relay test process's one tracer, bootstrapped by the first test that needs it.
+/// `InstrumentationSystem` can be bootstrapped once per process.
+enum RelayTracer {
+    static let shared: InMemoryTracer = {
+        let tracer = InMemoryTracer()
+        InstrumentationSystem.bootstrap(tracer)
+        return tracer
+    }()
+}
+
+/// Each of ``RelayCounters`` and the metric the relay reports it as.
+let relayMetrics: [(label: String, counter: @Sendable (RelayCounters) -> Int)] = [
+    ("asyncmail.relay.queued.messages", { $0.queued }),
+    ("messaging.client.sent.messages", { $0.published }),
+    ("asyncmail.relay.spilled.messages", { $0.spilled }),
+    ("messaging.client.consumed.messages", { $0.received }),
+    ("asyncmail.relay.disconnects", { $0.disconnects }),
+    ("asyncmail.relay.duplicate.messages", { $0.duplicates }),
+    ("asyncmail.relay.missing.messages", { $0.missing }),
+    ("asyncmail.relay.publish.failures", { $0.publishFailures }),
+    ("asyncmail.relay.oversize.messages", { $0.oversize }),
+    ("asyncmail.relay.unknown_type.messages", { $0.unknownType }),
+    ("asyncmail.relay.decode_failures.messages", { $0.decodeFailures }),
+    ("asyncmail.relay.queue_overflow.posts", { $0.queueOverflow }),
+    ("asyncmail.relay.rejected.payloads", { $0.rejected }),
+]
+
+/// What a handler in the receiving process saw of the trace it ran in.
+actor ReceivedTraces {
+    private(set) var traceIDs: [String?] = []
+    func record(_ traceID: String?) { traceIDs.append(traceID) }
+}
+
+@Suite("Observability across relays, against a real PostgreSQL", .stopsRelays)
+struct RelayObservabilityTests {
+    @Test(
+        "a handler in process B continues the trace begun in process A; both relays' metrics match their counters",
+        arguments: [PostgresRelay.Mode.durable(), .ephemeral]
+    )
+    func traceAndMetricsCrossRelays(_ mode: PostgresRelay.Mode) async throws {
+        let channel = try freshChannel()
+        let (sendingMetrics, receivingMetrics) = (TestMetrics(), TestMetrics())
+        let here = Mailroom(instrumentation: MailroomObservability())
+        let there = Mailroom(instrumentation: MailroomObservability())
+        let sending = try makeRelay(here, on: channel, mode: mode) { $0.metricsFactory = sendingMetrics }
+        let receiving = try makeRelay(there, on: channel, mode: mode) { $0.metricsFactory = receivingMetrics }
+        try await start(sending)
+        try await start(receiving)
+        // Bootstrapped only now, after both relays and mailrooms exist (unless an earlier run of
+        // this test did it): neither may have captured a tracer or an instrument.
+        let tracer = RelayTracer.shared
+
+        let traces = ReceivedTraces()
+        let observation = await there.observe(ChatLine.self, owner: traces) { traces, _ in
+            await traces.record(ServiceContext.current?.inMemorySpanContext?.traceID)
+        }
+        let inbox = await there.subscribe(to: ChatLine.self, backlogLimit: 16)
+        let sent = await withSpan("send line") { span in
+            await here.post(ChatLine(text: "traced"), from: RoomID(name: "lobby"))
+            return span.context.inMemorySpanContext
+        }
+        let origin = try #require(sent)
+        let delivery = try #require(try await withTimeout { try await inbox.withContexts.first(1) }.first)
+        #expect(delivery.mail.text == "traced")
+        #expect(delivery.context.serviceContext?.inMemorySpanContext?.traceID == origin.traceID)
+        try await withTimeout { await observation.waitUntilHandled() }
+        #expect(await traces.traceIDs == [origin.traceID])
+
+        // B's consumer span is a child of A's span; A's publish span links to it.
+        let process = tracer.finishedSpans.first { $0.operationName == "\(channel.name) process" }
+        #expect(process?.traceID == origin.traceID)
+        #expect(process?.parentSpanID == origin.spanID)
+        let publish = tracer.finishedSpans.first { $0.operationName == "\(channel.name) publish" }
+        #expect(publish?.links.compactMap { $0.context.inMemorySpanContext?.spanID } == [origin.spanID])
+
+        // In ephemeral mode a notification is the envelope: one nobody could send is rejected and
+        // counted. Then every metric matches its counter.
+        if mode == .ephemeral {
+            try await Database.notify(on: channel, "not an envelope")
+            try await eventually { receiving.counters.rejected == 1 }
+        }
+        for (relay, metrics) in [(sending, sendingMetrics), (receiving, receivingMetrics)] {
+            let counters = relay.counters
+            let dimensions = [("messaging.system", "asyncmail-postgres"), ("messaging.destination.name", channel.name)]
+            for (label, counter) in relayMetrics {
+                let total = try metrics.expectCounter(label, dimensions).totalValue
+                #expect(total == Int64(counter(counters)), "\(label)")
+            }
+        }
+        #expect(sending.counters.published == 1)
+        #expect(receiving.counters.received == 1)
+        let publishDuration = try sendingMetrics.expectTimer(
+            "messaging.client.operation.duration",
+            [
+                ("messaging.system", "asyncmail-postgres"), ("messaging.destination.name", channel.name),
+                ("messaging.operation.name", "publish"),
+            ]
+        )
+        #expect(publishDuration.values.count == 1)
+        let lag = try receivingMetrics.expectTimer(
+            "asyncmail.relay.receive.lag",
+            [("messaging.system", "asyncmail-postgres"), ("messaging.destination.name", channel.name)]
+        )
+        #expect(lag.values.count == 1)
+        #expect(lag.values.allSatisfy { $0 >= 0 })
+    }
+}

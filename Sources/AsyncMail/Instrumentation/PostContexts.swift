@@ -1,0 +1,62 @@
+import Synchronization
+
+/// The contexts of one subscription's buffered mail, in the buffer's order.
+///
+/// An `AsyncStream`'s elements are the mail itself, so the context travels beside it: a post
+/// pushes the context before it yields the mail, and the consumer pops one after it takes a mail.
+/// The two queues stay aligned because posts are serialised by the delivery lock, each pushed
+/// context is either followed by its mail or taken back (``discardLast()``, when the buffer refused
+/// the mail), and only buffers that refuse new mail rather than evict old mail get one: a
+/// `.bufferingNewest` buffer evicts a mail the consumer may be taking at that moment, which no
+/// queue beside it can follow. Its length is bounded by the buffer's.
+@usableFromInline
+final class PostContexts: Sendable {
+    private struct Queue {
+        var contexts: [PostContext] = []
+        var head = 0
+    }
+
+    private let queue = Mutex(Queue())
+    /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `queue`'s lock.
+    private let threadSanitizer = ThreadSanitizer.current
+
+    @usableFromInline init() {}
+
+    /// Before a mail is yielded: its context.
+    @usableFromInline
+    func push(_ context: PostContext) {
+        queue.withLock(annotating: threadSanitizer, as: self) { $0.contexts.append(context) }
+    }
+
+    /// The buffer refused the mail whose context was pushed last.
+    @usableFromInline
+    func discardLast() {
+        // Returned, so that it is released after unlocking: a context holds user values.
+        _ = queue.withLock(annotating: threadSanitizer, as: self) { queue -> PostContext? in
+            queue.contexts.count > queue.head ? queue.contexts.removeLast() : nil
+        }
+    }
+
+    /// After the consumer took a mail: that mail's context.
+    func pop() -> PostContext {
+        let (context, _) = queue.withLock(annotating: threadSanitizer, as: self) {
+            queue -> (PostContext, released: [PostContext]) in
+            guard queue.head < queue.contexts.count else { return (.none, []) }
+            let context = queue.contexts[queue.head]
+            queue.head += 1
+            // Compacts once half is consumed, so popping stays O(1) amortised. What it removes is
+            // returned, so that it is released after unlocking: a context holds user values.
+            guard queue.head >= 32, queue.head * 2 >= queue.contexts.count else { return (context, []) }
+            let released = Array(queue.contexts[..<queue.head])
+            queue.contexts.removeFirst(queue.head)
+            queue.head = 0
+            return (context, released)
+        }
+        return context
+    }
+
+    /// How many contexts wait for their mail to be taken; for tests.
+    var count: Int {
+        queue.withLock(annotating: threadSanitizer, as: self) { $0.contexts.count - $0.head }
+    }
+}
