@@ -4,8 +4,9 @@
 
 Every scenario starts its own server on a free port, bounds every wait with a timeout that
 fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, relay
-(two instances sharing rooms through PostgreSQL) and hostile (hostile rows and notifications
-under two instances); the last two run when PGHOST is set.
+(two instances sharing rooms through PostgreSQL), hostile (hostile rows and notifications
+under two instances) and observability (metrics scraped from /metrics, and a line's trace from
+one instance's frame to the other's socket write); the last three run when PGHOST is set.
 """
 
 import asyncio
@@ -71,6 +72,25 @@ class Server:
             if time.monotonic() > deadline:
                 raise AssertionError(f"subscribers stayed {current['subscribers']}, expected {expected}")
             await asyncio.sleep(0.05)
+
+    def metrics(self):
+        """`GET /metrics`, parsed: {(name, frozenset of label pairs): value}."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as response:
+            assert response.headers["Content-Type"].startswith("text/plain"), response.headers["Content-Type"]
+            text = response.read().decode()
+        samples = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            series, value = line.rsplit(" ", 1)
+            name, _, labels = series.partition("{")
+            pairs = frozenset(tuple(pair.split("=", 1)) for pair in labels.rstrip("}").split(",") if pair)
+            samples[(name, frozenset((key, value.strip('"')) for key, value in pairs))] = float(value)
+        return samples
+
+    def traces(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/traces", timeout=5) as response:
+            return json.load(response)["spans"]
 
     def stop(self):
         if self.process.poll() is None:
@@ -317,6 +337,71 @@ async def relay(server):
         other.stop()
 
 
+def metric(samples, name, **labels):
+    """The value of one series; 0 when it was never reported."""
+    wanted = frozenset(labels.items())
+    return sum(value for (series, pairs), value in samples.items() if series == name and wanted <= pairs)
+
+
+async def observability(server):
+    """Two instances: /metrics counts the lines each one posted, relayed and delivered, and every
+    line's trace runs from one instance's WebSocket frame to the other instance's socket write."""
+    other = Server(**dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory"))
+    try:
+        here, there = await connected_pair(server, other)
+        channel = RELAY_ENVIRONMENT["CHAT_RELAY_CHANNEL"]
+        line_type = {"messaging_system": "asyncmail", "messaging_destination_name": "ChatServer.ChatLine"}
+        relay = {"messaging_system": "asyncmail-postgres", "messaging_destination_name": channel}
+
+        def counts(instance):
+            samples = instance.metrics()
+            return {
+                "posted": metric(samples, "messaging_client_sent_messages", **line_type),
+                "delivered": metric(samples, "messaging_client_consumed_messages", **line_type),
+                "relayed": metric(samples, "messaging_client_sent_messages", **relay),
+                "received": metric(samples, "messaging_client_consumed_messages", **relay),
+                "missing": metric(samples, "asyncmail_relay_missing_messages", **relay),
+            }
+
+        before = (await asyncio.to_thread(counts, server), await asyncio.to_thread(counts, other))
+        lines = 50
+        for number in range(lines):
+            await here.send(f"traced {number}")
+        for number in range(lines):
+            await hear_line(there, f"traced {number}")
+        await hear_line(here, f"traced {lines - 1}")  # its own echo: delivered here too
+        after = (await asyncio.to_thread(counts, server), await asyncio.to_thread(counts, other))
+        gained = [{key: after[side][key] - before[side][key] for key in after[side]} for side in (0, 1)]
+        # Here: posted by this instance's clients, delivered to its one connection, relayed out.
+        assert gained[0] == {"posted": lines, "delivered": lines, "relayed": lines, "received": 0, "missing": 0}, gained
+        # There: received by its relay, posted into its mailroom, delivered to its one connection.
+        assert gained[1] == {"posted": lines, "delivered": lines, "relayed": 0, "received": lines, "missing": 0}, gained
+        subscriptions = metric(await asyncio.to_thread(other.metrics), "asyncmail_mailroom_subscriptions", **line_type)
+        assert subscriptions == 1, f"one connection there, the gauge says {subscriptions}"
+
+        # The traces: here, a frame span per line; there, the relay's consumer span is its child,
+        # and the socket write is the consumer span's child, in the same trace.
+        frames = {span["spanID"]: span for span in await asyncio.to_thread(server.traces) if span["name"] == "chat frame"}
+        spans_there = await asyncio.to_thread(other.traces)
+        processed = {
+            span["spanID"]: span
+            for span in spans_there
+            if span["name"] == f"{channel} process" and span["parentSpanID"] in frames
+            and frames[span["parentSpanID"]]["traceID"] == span["traceID"]
+        }
+        writes = [
+            span for span in spans_there
+            if span["name"] == "chat write" and span["parentSpanID"] in processed
+            and processed[span["parentSpanID"]]["traceID"] == span["traceID"]
+        ]
+        assert len(writes) >= lines, f"{len(writes)} socket writes there continue a frame's trace from here"
+        await here.close()
+        await there.close()
+        print(f"observability: {lines} lines counted on both /metrics; {len(writes)} writes there continue traces from here")
+    finally:
+        other.stop()
+
+
 RELAY_ENVIRONMENT = {"CHAT_RELAY": "postgres", "CHAT_RELAY_CHANNEL": f"chat_test_{os.getpid()}", "LOG_LEVEL": os.environ.get("CHAT_LOG_LEVEL", "error")}
 
 SCENARIOS = {
@@ -326,11 +411,14 @@ SCENARIOS = {
     "sigterm": (sigterm, {"SLOW_LIMIT": 1_000_000}),  # so the stalled client is still there
     "relay": (relay, RELAY_ENVIRONMENT),  # needs PostgreSQL: PGHOST and friends
     "hostile": (hostile, RELAY_ENVIRONMENT),  # needs PostgreSQL and psql
+    "observability": (observability, dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory")),  # needs PostgreSQL
 }
 
 
 def main():
-    chosen = sys.argv[2:] or [name for name in SCENARIOS if name not in ("relay", "hostile") or "PGHOST" in os.environ]
+    chosen = sys.argv[2:] or [
+        name for name in SCENARIOS if name not in ("relay", "hostile", "observability") or "PGHOST" in os.environ
+    ]
     for name in chosen:
         scenario, environment = SCENARIOS[name]
         server = Server(**environment)

@@ -1,10 +1,15 @@
 import AsyncMail
+import AsyncMailObservability
 import AsyncMailServiceLifecycle
 import Hummingbird
 import HummingbirdWebSocket
+import InMemoryTracing
 import Logging
+import Metrics
 import NIOCore
+import Prometheus
 import ServiceLifecycle
+import Tracing
 
 /// A WebSocket chat server: every text frame sent to `/rooms/{room}` reaches every connection in
 /// that room, the sender's own included, in one order that the whole room shares.
@@ -19,8 +24,27 @@ struct ChatServer {
         var logger = Logger(label: "ChatServer")
         logger.logLevel = environment.get("LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
 
-        let mailroom = Mailroom()
-        let app = makeApplication(mailroom: mailroom, port: port, slowLimit: slowLimit, logger: logger)
+        // Metrics for `GET /metrics`, in Prometheus's text format: the mailroom's and the relay's.
+        let metrics = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
+        // With CHAT_TRACING=memory, spans are kept in memory and listed at `GET /traces`, which the
+        // example's test reads; in production, bootstrap your tracer (swift-otel's, say) here.
+        var tracer: InMemoryTracer?
+        if environment.get("CHAT_TRACING") == "memory" {
+            tracer = InMemoryTracer()
+            InstrumentationSystem.bootstrap(tracer!)
+        }
+        // Each line's trace context travels with it: to every connection's socket write, and
+        // through the relay to other instances.
+        let mailroom = Mailroom(instrumentation: MailroomObservability())
+        let app = makeApplication(
+            mailroom: mailroom,
+            port: port,
+            slowLimit: slowLimit,
+            metrics: metrics,
+            tracer: tracer,
+            logger: logger
+        )
         var services: [any Service] = [app]
         // With CHAT_RELAY=postgres, rooms are shared with every instance on the same database.
         // It shuts down after the mailroom has closed, and publishes what was posted before.
@@ -43,11 +67,25 @@ struct ChatServer {
         mailroom: Mailroom,
         port: Int,
         slowLimit: Int,
+        metrics: PrometheusCollectorRegistry,
+        tracer: InMemoryTracer?,
         logger: Logger
     ) -> some ApplicationProtocol {
         let router = Router(context: ChatContext.self)
         router.get("/stats") { _, _ in
             Stats(subscribers: await mailroom.subscriberCount(for: ChatLine.self))
+        }
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer()))
+            )
+        }
+        if let tracer {
+            router.get("/traces") { _, _ in
+                Traces(spans: tracer.finishedSpans.map(Traces.Span.init))
+            }
         }
         router.ws("/rooms/{room}") { inbound, outbound, context in
             let room = RoomID(name: context.requestContext.parameters.get("room") ?? "")
@@ -70,6 +108,25 @@ struct ChatServer {
             logger: logger
         )
     }
+}
+
+/// What `GET /traces` returns, with CHAT_TRACING=memory: every span this instance finished.
+struct Traces: ResponseEncodable {
+    struct Span: Encodable {
+        let name: String
+        let traceID: String
+        let spanID: String
+        let parentSpanID: String?
+
+        init(_ span: FinishedInMemorySpan) {
+            name = span.operationName
+            traceID = span.traceID
+            spanID = span.spanID
+            parentSpanID = span.parentSpanID
+        }
+    }
+
+    let spans: [Span]
 }
 
 /// What `GET /stats` returns.

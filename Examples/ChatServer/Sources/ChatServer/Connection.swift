@@ -1,6 +1,7 @@
 import AsyncMail
 import HummingbirdWebSocket
 import NIOCore
+import Tracing
 
 /// Serves one WebSocket connection in `room` until either end ends.
 ///
@@ -14,12 +15,19 @@ func serveConnection(
     slowLimit: Int
 ) async throws {
     let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(room), backlogLimit: slowLimit)
+    // Each frame starts a trace; the mailroom runs each write inside the trace of its line, here
+    // or, through the relay, on another instance.
     let end = await inbox.serve { line in
-        try await outbound.write(.text(line.text))
+        try await withSpan("chat write", ofKind: .producer) { _ in
+            try await outbound.write(.text(line.text))
+        }
     } receiving: {
         for try await message in inbound.messages(maxSize: 1 << 16) {
             guard case .text(let text) = message else { continue }
-            await mailroom.post(ChatLine(text: text), from: room)
+            await withSpan("chat frame", context: .topLevel, ofKind: .consumer) { span in
+                span.attributes["chat.room"] = room.name
+                await mailroom.post(ChatLine(text: text), from: room)
+            }
         }
     }
     switch end {
