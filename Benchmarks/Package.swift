@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     dependencies: [
         .package(path: ".."),
+        .package(path: "../Observability"),
         .package(
             url: "https://github.com/ordo-one/package-benchmark",
             exact: "1.38.1",
@@ -35,7 +36,10 @@ let package = Package(
         // Idle memory per subscription, latency percentiles, and the interleaved ratio samples.
         .executableTarget(
             name: "Probe",
-            dependencies: ["Shapes", .product(name: "AsyncMail", package: root), "CHeapStats"]
+            dependencies: [
+                "Shapes", .product(name: "AsyncMail", package: root), "CHeapStats",
+                .product(name: "AsyncMailObservability", package: "observability"),
+            ]
         ),
         .target(name: "CHeapStats"),
     ],

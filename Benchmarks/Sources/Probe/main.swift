@@ -6,12 +6,13 @@
 //   swift run -c release Probe ratios [ROUNDS [NAME]]  interleaved samples of every ratio target (or
 //                                               of the shapes whose name contains NAME), for ratios.py
 //   swift run -c release Probe quick           best-of-40 ns per post and per subscribe+drop, for A/B
-//   swift run -c release Probe count CROWD|yield|shared alone|beside POSTS   single-threaded posts, for callgrind.sh
+//   swift run -c release Probe count CROWD|yield|shared alone|beside POSTS [observed]   single-threaded posts, for callgrind.sh
 //   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
 //   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
 import AsyncMail
+import AsyncMailObservability
 import CHeapStats
 import Foundation
 import Shapes
@@ -147,7 +148,10 @@ if arguments.first == "count" {
     let crowd = arguments.dropFirst().first.flatMap(Crowd.init(rawValue:)) ?? .types
     let beside = arguments.dropFirst(2).first == "beside"
     let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
-    let mailroom = Mailroom()
+    // `observed`: what AsyncMailObservability costs per post, with swift-metrics' default (no-op)
+    // backend and no ServiceContext: the instrumentation's own work, not a backend's.
+    let mailroom =
+        arguments.dropFirst(4).first == "observed" ? Mailroom(instrumentation: MailroomObservability()) : Mailroom()
     let bystanders = beside ? await crowd.gather(on: mailroom) : []
     let pin = Pin(beside: crowd)
     let newest = AsyncStream<Beat>.Continuation.BufferingPolicy.bufferingNewest(1)

@@ -21,7 +21,8 @@ final class MailMetrics: Sendable {
     // NSLock, not `Synchronization.Mutex`: ThreadSanitizer on Linux sees pthread mutexes, and a
     // user's sanitizer run must not report this cache.
     private let lock = NSLock()
-    // Guarded by `lock`: read and written only inside `lock.withLock`.
+    // Guarded by `lock`: read and written only inside `lock.withLock`, in `of(_:)` below, so every
+    // access is ordered by the lock. `concurrentFirstPosts` races it, and CI runs that under TSan.
     nonisolated(unsafe) private var byType: [ObjectIdentifier: OfType] = [:]
 
     init(factory: (any MetricsFactory)?, dimensions: [(String, String)]) {

@@ -16,17 +16,17 @@ import Instrumentation
 /// become dimensions, so the number of series is bounded by the number of mail types.
 /// - `messaging.client.sent.messages` (counter): mails posted.
 /// - `messaging.client.consumed.messages` (counter): mails handed to a subscription (buffered for
-///   it or taken by a waiting consumer), one per subscription: ``Receipt/delivered``.
+///   it or taken by a waiting consumer), one per subscription: `Receipt.delivered`.
 /// - `asyncmail.mailroom.dropped.messages` (counter): mails a full `.bufferingOldest`/`.bufferingNewest`
-///   buffer lost: ``Receipt/dropped``.
+///   buffer lost: `Receipt.dropped`.
 /// - `asyncmail.mailroom.ended.subscriptions` (counter): subscriptions a post ended at their backlog
-///   limit: ``Receipt/ended``.
+///   limit: `Receipt.ended`.
 /// - `asyncmail.mailroom.subscriptions` (meter, up and down): live subscriptions, observations
 ///   included and taps excluded.
 ///
 /// **Trace context.** The `ServiceContext` current when mail is posted travels with it: `observe`
 /// handlers and `serve`'s deliveries run inside it, and a `for await` loop reads it from
-/// ``AsyncMail/BoundedStream/withContexts`` (see ``AsyncMail/PostContext/serviceContext``). A
+/// `BoundedStream.withContexts` (see `PostContext.serviceContext`). A
 /// relay carries it to other processes. Nothing here captures a tracer: each use looks up the
 /// instrument bootstrapped at that moment, so bootstrapping after making the mailroom works.
 ///

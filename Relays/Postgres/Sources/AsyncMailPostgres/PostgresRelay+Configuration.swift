@@ -52,7 +52,7 @@ extension PostgresRelay {
         /// whatever arrives on the channel. Every relay of a fleet sets the same key. See
         /// ``RelayKey`` and *Across Processes and Machines*.
         public var authenticationKey: RelayKey?
-        /// Where the relay's metrics go (see <doc:Observability>); `nil`, the default, reads
+        /// Where the relay's metrics go (AsyncMailObservability's *Observability* article lists them); `nil`, the default, reads
         /// `MetricsSystem.factory` when the first metric is recorded, so bootstrapping after making
         /// the relay works.
         public var metricsFactory: (any MetricsFactory)?
