@@ -11,9 +11,14 @@
 /// A mailroom without one pays a nil check per post and per subscription, and nothing else.
 /// The protocol is class-bound so that the check is a pointer comparison.
 ///
-/// Every method is called outside the mailroom's locks, so an implementation may take its own
-/// locks, but it must not block on mail: ``didPost(_:mails:receipt:)`` runs on the posting
-/// thread before `post` returns, and the subscription calls run wherever a stream is made or ends.
+/// No method is ever called under the mailroom's registry lock, so an implementation may take its
+/// own locks. Keep them short, and never wait in them for mail:
+/// - ``currentContext()`` runs on the posting thread before delivery, and
+///   ``didPost(_:mails:receipt:)`` after it, before `post` returns.
+/// - The subscription calls run wherever a stream is made or ends. Like a `where:` filter, they can
+///   run while a post holds the one delivery order: a post that ends a subscription at its backlog
+///   limit, or a subscription made `startingWithLatest`. A ``Mailroom/postSynchronously(_:)`` made
+///   from one is deferred until that post is done.
 public protocol MailroomInstrumentation: AnyObject, Sendable {
     /// The context current in the posting task, which travels with the mail.
     ///
