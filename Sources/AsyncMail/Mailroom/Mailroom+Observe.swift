@@ -13,6 +13,10 @@ extension Mailroom {
     /// - The subscription is live when this returns.
     /// - Calls run one at a time, in posting order; a handler isolated to an actor (such as
     ///   `@MainActor`) runs there.
+    /// - Under a mailroom with a ``MailroomInstrumentation``, each call runs inside the context its
+    ///   mail was posted in (a `ServiceContext`, with AsyncMailObservability), so the handler
+    ///   continues the poster's trace. With `.bufferingNewest` it does not: a buffer that evicts
+    ///   mail cannot keep each mail's context beside it.
     /// - Once the owner is deallocated the observation ends, no later than the next matching
     ///   post. You need not keep the returned ``Observation``, and discarding it does not stop
     ///   anything; call ``Observation/cancel()`` to stop earlier.
