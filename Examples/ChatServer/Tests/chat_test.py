@@ -363,6 +363,12 @@ async def observability(server):
                 "missing": metric(samples, "asyncmail_relay_missing_messages", **relay),
             }
 
+        # Sync lines may still be on their way: a marker each way, heard on both sides, comes after
+        # all of them (a relay delivers each origin's lines in order), so the counts are settled.
+        for sender, receiver, marker in ((here, there, "settled here"), (there, here, "settled there")):
+            await sender.send(marker)
+            await hear_line(receiver, marker)
+            await hear_line(sender, marker)
         before = (await asyncio.to_thread(counts, server), await asyncio.to_thread(counts, other))
         lines = 50
         for number in range(lines):
@@ -370,12 +376,22 @@ async def observability(server):
         for number in range(lines):
             await hear_line(there, f"traced {number}")
         await hear_line(here, f"traced {lines - 1}")  # its own echo: delivered here too
-        after = (await asyncio.to_thread(counts, server), await asyncio.to_thread(counts, other))
-        gained = [{key: after[side][key] - before[side][key] for key in after[side]} for side in (0, 1)]
         # Here: posted by this instance's clients, delivered to its one connection, relayed out.
-        assert gained[0] == {"posted": lines, "delivered": lines, "relayed": lines, "received": 0, "missing": 0}, gained
         # There: received by its relay, posted into its mailroom, delivered to its one connection.
-        assert gained[1] == {"posted": lines, "delivered": lines, "relayed": 0, "received": lines, "missing": 0}, gained
+        expected = [
+            {"posted": lines, "delivered": lines, "relayed": lines, "received": 0, "missing": 0},
+            {"posted": lines, "delivered": lines, "relayed": 0, "received": lines, "missing": 0},
+        ]
+        # The publisher counts a statement once it returns, which can be just after the other side
+        # has the line: the counts are read until they match, for up to 10 s (nothing announces them).
+        deadline = time.monotonic() + 10
+        while True:
+            after = (await asyncio.to_thread(counts, server), await asyncio.to_thread(counts, other))
+            gained = [{key: after[side][key] - before[side][key] for key in after[side]} for side in (0, 1)]
+            if gained == expected or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        assert gained == expected, f"gained {gained}, expected {expected}"
         subscriptions = metric(await asyncio.to_thread(other.metrics), "asyncmail_mailroom_subscriptions", **line_type)
         assert subscriptions == 1, f"one connection there, the gauge says {subscriptions}"
 
