@@ -9,6 +9,9 @@ import Synchronization
 /// the mail), and only buffers that refuse new mail rather than evict old mail get one: a
 /// `.bufferingNewest` buffer evicts a mail the consumer may be taking at that moment, which no
 /// queue beside it can follow. Its length is bounded by the buffer's.
+///
+/// It exists only under instrumentation, and holds the instrumentation that captured its
+/// contexts: a consumer that has a queue has what restores them, and one without has nothing to do.
 @usableFromInline
 final class PostContexts: Sendable {
     private struct Queue {
@@ -20,7 +23,12 @@ final class PostContexts: Sendable {
     /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `queue`'s lock.
     private let threadSanitizer = ThreadSanitizer.current
 
-    @usableFromInline init() {}
+    /// What captured the contexts, and restores them around a handler call or a delivery.
+    let instrumentation: any MailroomInstrumentation
+
+    @usableFromInline init(instrumentation: any MailroomInstrumentation) {
+        self.instrumentation = instrumentation
+    }
 
     /// Before a mail is yielded: its context.
     @usableFromInline

@@ -94,10 +94,6 @@ extension Mailroom {
         _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal) -> Subscription<Element>
     ) -> BoundedStream<Element> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        return BoundedStream(
-            subscribe(.bufferingOldest(endSignal.limit), endSignal),
-            endSignal: endSignal,
-            instrumentation: _switchboard._instrumentation
-        )
+        return BoundedStream(subscribe(.bufferingOldest(endSignal.limit), endSignal), endSignal: endSignal)
     }
 }

@@ -41,13 +41,7 @@ extension Mailroom {
             where: progress.counting(isIncluded),
             handsOnContext: bufferingPolicy.neverEvicts
         )
-        return Observation.start(
-            subscription,
-            progress: progress,
-            instrumentation: _switchboard._instrumentation,
-            owner: owner,
-            handler: handler
-        )
+        return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with mail of a type for as long as `owner` is alive, and ends the
@@ -115,13 +109,7 @@ extension Mailroom {
             where: progress.counting(isIncluded),
             handsOnContext: bufferingPolicy.neverEvicts
         )
-        return Observation.start(
-            subscription,
-            progress: progress,
-            instrumentation: _switchboard._instrumentation,
-            owner: owner,
-            handler: handler
-        )
+        return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
@@ -166,7 +154,6 @@ extension Mailroom {
             bounded.subscription,
             endSignal: bounded.endSignal,
             progress: progress,
-            instrumentation: _switchboard._instrumentation,
             owner: owner,
             handler: handler
         )

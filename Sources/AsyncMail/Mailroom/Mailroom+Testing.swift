@@ -64,7 +64,6 @@ extension Mailroom {
         return Observation.start(
             subscription,
             progress: progress,
-            instrumentation: _switchboard._instrumentation,
             owner: owner,
             afterTakingMail: afterTakingMail,
             handler: handler

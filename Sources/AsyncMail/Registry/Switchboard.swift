@@ -246,7 +246,10 @@ final class Switchboard: Sendable {
             of: Element.self,
             bufferingPolicy: bufferingPolicy
         )
-        let contexts = _instrumentation != nil && (endSignal != nil || handsOnContext) ? PostContexts() : nil
+        var contexts: PostContexts?
+        if let _instrumentation, endSignal != nil || handsOnContext {
+            contexts = PostContexts(instrumentation: _instrumentation)
+        }
         let reporting: (any MailroomInstrumentation)?
         switch route {
         case .table: reporting = _instrumentation

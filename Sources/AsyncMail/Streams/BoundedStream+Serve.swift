@@ -47,9 +47,9 @@ extension BoundedStream {
             }
             group.addTask {
                 do {
-                    if let instrumentation {
+                    if let contexts {
                         for try await delivery in withContexts {
-                            try await Self.deliver(delivery, with: deliver, inside: instrumentation)
+                            try await Self.deliver(delivery, with: deliver, inside: contexts.instrumentation)
                         }
                     } else {
                         for try await mail in self { try await deliver(mail) }

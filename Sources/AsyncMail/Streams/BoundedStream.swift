@@ -33,21 +33,15 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// Kept so that ``serve(delivering:receiving:)`` can end the subscription itself.
     let continuation: AsyncStream<Element>.Continuation
     let endSignal: EndSignal
-    /// The contexts of the buffered mail, under a mailroom with instrumentation.
+    /// The contexts of the buffered mail, under a mailroom with instrumentation, with what
+    /// ``serve(delivering:receiving:)`` restores them by.
     let contexts: PostContexts?
-    /// The mailroom's instrumentation, which ``serve(delivering:receiving:)`` delivers inside.
-    let instrumentation: (any MailroomInstrumentation)?
 
-    init(
-        _ subscription: Subscription<Element>,
-        endSignal: EndSignal,
-        instrumentation: (any MailroomInstrumentation)?
-    ) {
+    init(_ subscription: Subscription<Element>, endSignal: EndSignal) {
         self.stream = subscription._stream
         self.continuation = subscription._continuation
         self.contexts = subscription._contexts
         self.endSignal = endSignal
-        self.instrumentation = instrumentation
     }
 
     /// The subscription underneath, for an observation to run its handler from.

@@ -111,7 +111,6 @@ public struct Observation: Sendable, Hashable {
         _ subscription: Subscription<Element>,
         endSignal: EndSignal? = nil,
         progress: ObservationProgress,
-        instrumentation: (any MailroomInstrumentation)?,
         owner: Owner,
         afterTakingMail: (@Sendable () -> Void)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
@@ -131,10 +130,10 @@ public struct Observation: Sendable, Hashable {
                 // Ownerless, or past the backlog limit: stop before this mail, even if more is buffered.
                 guard let owner, control.endSignal?.isExceeded != true else { break }
                 var called = false
-                if let instrumentation, let context {
+                if let contexts, let context {
                     // The whole call, cancellation check included, inside the poster's context, so
                     // that the check and the call stay on the handler's isolation with no hop between.
-                    await instrumentation.withContext(context) {
+                    await contexts.instrumentation.withContext(context) {
                         called = await call(handler, with: owner, element, on: handler.isolation, unless: control)
                     }
                 } else {

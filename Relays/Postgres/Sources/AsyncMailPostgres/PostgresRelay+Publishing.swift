@@ -15,6 +15,8 @@ extension PostgresRelay {
         var attempt = 0
         while let items = await queue.takeAll() {
             var unsent = items
+            // The posts every attempt at this batch publishes: its span's links and its durations.
+            let posts = Self.posts(in: items)
             var durableBatch: DurableMode.Batch?  // numbered at the first attempt, kept for the next
             while !unsent.isEmpty {
                 do {
@@ -28,7 +30,7 @@ extension PostgresRelay {
                     case .durable(let durable):
                         let batch = durableBatch ?? durable.batch(of: unsent, origin: origin, signer: signer)
                         durableBatch = batch
-                        try await RelayTracing.publishing(Self.posts(in: unsent), channel: channel) {
+                        try await RelayTracing.publishing(posts, channel: channel) {
                             try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered())
                             {
                                 try await durable.insert(batch, on: open)
@@ -37,7 +39,7 @@ extension PostgresRelay {
                         count { $0.published += batch.mails }
                     case .ephemeral(let ephemeral):
                         let (sending, origin, signer) = (unsent, origin, signer)
-                        let sent = try await RelayTracing.publishing(Self.posts(in: unsent), channel: channel) {
+                        let sent = try await RelayTracing.publishing(posts, channel: channel) {
                             try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered())
                             {
                                 try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
@@ -49,7 +51,7 @@ extension PostgresRelay {
                         }
                     }
                     let now = ContinuousClock.now
-                    for post in Self.posts(in: unsent) {
+                    for post in posts {
                         if let queuedAt = post.queuedAt { metrics.publishTook(now - queuedAt) }
                     }
                     attempt = 0
