@@ -50,15 +50,19 @@ extension PostgresRelay {
 
     /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes
     /// `connection` and throws, without waiting for `body` (see ``Deadline``).
+    ///
+    /// - Parameter cancellable: Whether the caller's cancellation stops the wait at once; false
+    ///   for a statement whose outcome must be known, which is then awaited up to `limit`.
     @discardableResult
     func withDeadline<Result: Sendable>(
         _ limit: Duration,
         for what: String,
         closing connection: PostgresConnection,
         marking unanswered: Unanswered,
+        cancellable: Bool = true,
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
-        if let result = try await Deadline.run(limit, body) { return result }
+        if let result = try await Deadline.run(limit, cancellable: cancellable, body) { return result }
         let noAnswer = NoAnswer(to: what, within: limit)
         unanswered.mark(noAnswer)
         await close(connection)

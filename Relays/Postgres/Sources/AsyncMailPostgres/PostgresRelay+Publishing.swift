@@ -31,17 +31,13 @@ extension PostgresRelay {
                         let batch = durableBatch ?? durable.batch(of: unsent, origin: origin, signer: signer)
                         durableBatch = batch
                         try await RelayTracing.publishing(posts, channel: channel) {
-                            try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered())
-                            {
-                                try await durable.insert(batch, on: open)
-                            }
+                            try await statement(on: open) { try await durable.insert(batch, on: open) }
                         }
                         count { $0.published += batch.mails }
                     case .ephemeral(let ephemeral):
                         let (sending, origin, signer) = (unsent, origin, signer)
                         let sent = try await RelayTracing.publishing(posts, channel: channel) {
-                            try await withDeadline(callDeadline, for: "a publish", closing: open, marking: Unanswered())
-                            {
+                            try await statement(on: open) {
                                 try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
                             }
                         }
@@ -79,6 +75,26 @@ extension PostgresRelay {
             }
         }
         await close(connection)
+    }
+
+    /// Runs one publishing statement on `connection`, within the call deadline.
+    ///
+    /// None starts once the relay is cancelled; one already sent is awaited even so (up to the
+    /// deadline), because it may have committed: its mails are then counted as published, and
+    /// flushes waiting for them return, instead of being reported as a failed publish.
+    private func statement<Result: Sendable>(
+        on connection: PostgresConnection,
+        _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        try Task.checkCancellation()
+        return try await withDeadline(
+            callDeadline,
+            for: "a publish",
+            closing: connection,
+            marking: Unanswered(),
+            cancellable: false,
+            body
+        )
     }
 
     /// The posts among `items`.

@@ -159,8 +159,11 @@ public final class PostgresRelay: Service, Sendable {
     ///
     /// Mail posted from the moment it starts is taken, within ``Configuration/outboundQueueLimit``,
     /// even while the database is still out of reach. On a graceful shutdown it stops taking new
-    /// mail, publishes what is queued, then stops listening. Connections are closed before it
-    /// returns, in every case.
+    /// mail, publishes what is queued, then stops listening. Cancelled, it starts no new
+    /// statement, but waits for the answer to a publish already sent (within the deadline every
+    /// call has: ten heartbeats, at least 5 s), so that ``counters`` and ``flush()`` say whether
+    /// that mail was published; what was still queued is reported as a failed publish.
+    /// Connections are closed before it returns, in every case.
     ///
     /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the server refuses to create
     ///   or read the relay's table (for example, the role lacks the right). A server that cannot
