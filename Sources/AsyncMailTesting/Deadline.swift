@@ -1,12 +1,18 @@
+import Testing
+
 /// Races `operation` against `limit`: its result, or nil when the limit passes first.
 ///
 /// The operation is cancelled at the limit, but not waited for: an operation that ignores
 /// cancellation must not turn a failing test into a hanging one. A passing test never waits for
-/// the limit: the clock's task is cancelled as soon as the operation returns.
+/// the limit: the clock's task is cancelled as soon as the operation returns. An operation that
+/// ends in time at a `sourceLocation` is written to the ``WaitLog``, with how long it took (a
+/// window meant to run out has none).
 func race<T: Sendable>(
     _ limit: Duration,
+    at sourceLocation: SourceLocation?,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T? {
+    let started = ContinuousClock.now
     let (outcomes, report) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
     let work = Task {
         do { report.yield(.success(try await operation())) } catch { report.yield(.failure(error)) }
@@ -17,7 +23,10 @@ func race<T: Sendable>(
     }
     defer { timer.cancel() }
     for await outcome in outcomes {
-        if let outcome { return try outcome.get() }
+        if let outcome {
+            if let sourceLocation { WaitLog.record(sourceLocation, limit: limit, took: .now - started) }
+            return try outcome.get()
+        }
         break
     }
     work.cancel()

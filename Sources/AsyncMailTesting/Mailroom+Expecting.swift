@@ -14,7 +14,8 @@ extension Mailroom {
     /// Records exactly one `Issue`, at `sourceLocation`, when fewer than `count` arrive within
     /// `limit`, or when more than `count` were posted by then; the issue says what was expected
     /// and what arrived (how many, and the mails themselves). Either way it returns every mail
-    /// that arrived, for the test's own `#expect`s. A `count` below 1 is an issue at once, without
+    /// that arrived, for the test's own `#expect`s. Arrival is recorded as each post delivers, so
+    /// what the issue lists is exact even when the test's own tasks run late on a busy machine. A `count` below 1 is an issue at once, without
     /// running `action`: to expect nothing, use ``expectNoMail(of:from:waiting:sourceLocation:during:)``.
     ///
     /// ```swift
@@ -40,21 +41,16 @@ extension Mailroom {
             )
             return []
         }
-        let posted = PostCounter()
-        let stream = await subscribe(to: M.self, from: senders, where: { _ in posted.count() })
-        try await action()
         let arrived = Arrivals<M>()
-        let complete = await Self.read(stream, into: arrived, until: { $0 >= count }, within: limit)
-        if !complete {
+        let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
+        try await action()
+        let complete = await Self.first(in: stream, within: limit, at: sourceLocation) { _ in arrived.count >= count }
+        if complete == nil {
             Issue.record(
                 "expected \(count) \(M.self) from \(senders) within \(limit); \(arrived.describe())",
                 sourceLocation: sourceLocation
             )
-            return arrived.mails
-        }
-        let more = posted.value - count
-        if more > 0 {
-            _ = await Self.read(stream, into: arrived, until: { $0 >= count + more }, within: limit)
+        } else if arrived.count > count {
             Issue.record(
                 "expected exactly \(count) \(M.self) from \(senders); \(arrived.describe())",
                 sourceLocation: sourceLocation
@@ -84,16 +80,10 @@ extension Mailroom {
         during action: () async throws -> Void,
         where predicate: @escaping @Sendable (M) -> Bool
     ) async rethrows -> M? {
-        let stream = await subscribe(to: M.self, from: senders)
-        try await action()
         let arrived = Arrivals<M>()
-        let found = await Self.read(
-            stream,
-            into: arrived,
-            until: { _ in arrived.mails.last.map(predicate) ?? false },
-            within: limit
-        )
-        guard found, let match = arrived.mails.last else {
+        let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
+        try await action()
+        guard let match = await Self.first(in: stream, within: limit, at: sourceLocation, where: predicate) else {
             let message =
                 "expected a \(M.self) from \(senders) that matches the predicate within \(limit); "
                 + "none of them did: \(arrived.describe())"
@@ -122,67 +112,50 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows {
-        let posted = PostCounter()
-        let stream = await subscribe(to: M.self, from: senders, where: { _ in posted.count() })
-        try await action()
         let arrived = Arrivals<M>()
-        if posted.value > 0 {
-            _ = await Self.read(stream, into: arrived, until: { $0 >= posted.value }, within: .seconds(10))
-        } else if window > .zero {
-            _ = await Self.read(stream, into: arrived, until: { $0 >= 1 }, within: window)
+        let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
+        try await action()
+        if arrived.count == 0, window > .zero {
+            _ = await Self.first(in: stream, within: window, at: nil) { _ in true }  // meant to run out
         }
-        guard arrived.mails.isEmpty else {
+        guard arrived.count == 0 else {
             Issue.record("expected no \(M.self) from \(senders); \(arrived.describe())", sourceLocation: sourceLocation)
             return
         }
     }
 
-    /// Reads `stream` into `arrived` until `done` says so (given the count so far) or `limit`
-    /// passes; whether `done` was reached.
-    private static func read<M: Mail>(
-        _ stream: AsyncStream<M>,
-        into arrived: Arrivals<M>,
-        until done: @escaping @Sendable (Int) -> Bool,
-        within limit: Duration
-    ) async -> Bool {
-        let reached = try? await race(limit) {
-            for await mail in stream {
-                if done(arrived.append(mail)) { return true }
-            }
-            return false
+    /// Reads `stream` until a mail for which `done` holds, and returns it; nil when `limit`
+    /// passes first. A wait at a `sourceLocation` is logged (``WaitLog``).
+    private static func first<M: Mail>(
+        in stream: AsyncStream<M>,
+        within limit: Duration,
+        at sourceLocation: SourceLocation?,
+        where done: @escaping @Sendable (M) -> Bool
+    ) async -> M? {
+        let found = try? await race(limit, at: sourceLocation) { () -> M? in
+            for await mail in stream where done(mail) { return mail }
+            return nil
         }
-        return reached ?? false
+        return found ?? nil
     }
 }
 
-/// Counts the posts a subscription's filter accepted, on the posting thread.
-private final class PostCounter: Sendable {
-    private let posted = Atomic(0)
-
-    /// Counts one post; always accepts it.
-    func count() -> Bool {
-        posted.add(1, ordering: .sequentiallyConsistent)
-        return true
-    }
-
-    var value: Int { posted.load(ordering: .sequentiallyConsistent) }
-}
-
-/// The mails that arrived, shared between the reading task and the test.
+/// The mails posted to a helper's subscription, recorded by its filter as each post delivers
+/// them, so that what a helper reports is exact however late its reading task runs.
 private final class Arrivals<M: Mail>: Sendable {
     private let received = Mutex<[M]>([])
     /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `received`'s lock.
     private let threadSanitizer = ThreadSanitizer.current
 
-    /// Adds one mail; returns how many have arrived.
-    func append(_ mail: M) -> Int {
-        received.withLock(annotating: threadSanitizer, as: self) { received in
-            received.append(mail)
-            return received.count
-        }
+    /// Records one mail; always accepts it. A subscription's `where:` filter, run at post time.
+    @Sendable func record(_ mail: M) -> Bool {
+        received.withLock(annotating: threadSanitizer, as: self) { $0.append(mail) }
+        return true
     }
 
     var mails: [M] { received.withLock(annotating: threadSanitizer, as: self) { $0 } }
+
+    var count: Int { received.withLock(annotating: threadSanitizer, as: self) { $0.count } }
 
     /// "2 arrived: [A, B]", at most 10 of them, each cut to 200 characters.
     func describe() -> String {

@@ -20,7 +20,7 @@ extension Observation {
         within limit: Duration = .seconds(10),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        let handled: Bool? = try? await race(limit) {
+        let handled: Bool? = try? await race(limit, at: sourceLocation) {
             await self.waitUntilHandled()
             return true
         }

@@ -33,7 +33,7 @@ public func withTimeout<T: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    if let result = try await race(limit, operation) { return result }
+    if let result = try await race(limit, at: sourceLocation, operation) { return result }
     Issue.record("timed out after \(limit)", sourceLocation: sourceLocation)
     throw TimedOut(limit: limit)
 }

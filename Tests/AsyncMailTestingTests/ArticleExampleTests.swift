@@ -1,5 +1,6 @@
 import AsyncMail
 import AsyncMailTesting
+import TestSupport
 import Testing
 
 // The examples of the "Testing with AsyncMail" article, run as written.
@@ -23,6 +24,18 @@ func cancelOrder(_ orderID: Int, via mailroom: Mailroom) async {
 
 func placeOrders(via mailroom: Mailroom) async {
     for (id, total) in [(1, 20), (2, 25_000), (3, 60)] { await mailroom.post(OrderPlaced(id: id, total: total)) }
+}
+
+/// Code under test that records orders in the background: nothing announces each record.
+final class Ledger: Sendable {
+    private let orders = Locked<[Int]>([])
+
+    var count: Int { orders.withLock { $0.count } }
+
+    func record(from mailroom: Mailroom) async -> Task<Void, Never> {
+        let placed = await mailroom.subscribe(to: OrderPlaced.self)
+        return Task { for await order in placed { self.orders.withLock { $0.append(order.id) } } }
+    }
 }
 
 /// Code under test that posts to the shared mailroom.
@@ -69,6 +82,15 @@ struct ArticleExampleTests {
         await observation.expectHandled()
         #expect(await screen.shown == [1])
         observation.cancel()
+    }
+
+    @Test func theLedgerRecordsEveryOrder() async throws {
+        let mailroom = Mailroom()
+        let ledger = Ledger()
+        let recording = await ledger.record(from: mailroom)
+        await placeOrders(via: mailroom)
+        try await waitUntil("the ledger has all three orders") { ledger.count == 3 }
+        recording.cancel()
     }
 
     @Test func aStreamDeliversInTime() async throws {

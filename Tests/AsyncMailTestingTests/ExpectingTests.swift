@@ -1,5 +1,6 @@
 import AsyncMail
 import AsyncMailTesting
+import Synchronization
 import TestSupport
 import Testing
 
@@ -22,6 +23,18 @@ func recordedIssues(_ body: () async -> Void) async -> [Issue] {
         return true
     }
     return issues.withLock { $0 }
+}
+
+/// Holds the thread that waits on it until opened, spinning: a task kept from going on, as a
+/// starved thread pool would keep it.
+final class SpinGate: Sendable {
+    private let isOpen = Atomic(false)
+
+    func wait() {
+        while !isOpen.load(ordering: .acquiring) {}
+    }
+
+    func open() { isOpen.store(true, ordering: .releasing) }
 }
 
 /// What an issue says.
@@ -130,6 +143,27 @@ struct ExpectingTests {
         #expect(message(issues.first).contains("none of them did: 1 arrived: [Ping(id: 1)]"))
     }
 
+    @Test("a failing helper reports every mail posted to it, even mail its reading task never got to")
+    func reportsWhatWasPosted() async {
+        let mailroom = Mailroom()
+        // A predicate stuck on the first mail keeps the helper's reading task from the second, as a
+        // starved thread pool would on a busy machine.
+        let stuck = SpinGate()
+        var found: Ping? = Ping(id: 0)
+        let issues = await recordedIssues {
+            found = await mailroom.expectMail(of: Ping.self, within: .milliseconds(100)) {
+                await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)])
+            } where: { _ in
+                stuck.wait()
+                return false
+            }
+        }
+        stuck.open()
+        #expect(found == nil)
+        #expect(issues.count == 1)
+        #expect(message(issues.first).contains("none of them did: 2 arrived: [Ping(id: 1), Ping(id: 2)]"))
+    }
+
     @Test("no mail: passes without waiting, and fails once, naming the mail, when some was posted")
     func noMail() async {
         let mailroom = Mailroom()
@@ -188,11 +222,17 @@ struct ObservationExpectingTests {
         let mailroom = Mailroom()
         let screen = Screen()
         let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let (stuck, reportStuck) = AsyncStream.makeStream(of: Void.self)
         let observation = await mailroom.observe(Ping.self, owner: screen) { screen, ping in
-            if ping.id == 2 { for await _ in gate { break } }
+            if ping.id == 2 {
+                reportStuck.yield()
+                for await _ in gate { break }
+            }
             await screen.show(ping.id)
         }
         await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2), Ping(id: 3)])
+        // Stuck at mail 2, mail 1 handled: what the issue must say, however slowly the handler got there.
+        _ = try? await withTimeout { await stuck.first(1) }
         let issues = await recordedIssues {
             await observation.expectHandled(within: .milliseconds(100))
         }
@@ -204,5 +244,59 @@ struct ObservationExpectingTests {
         await observation.expectHandled()
         #expect(await screen.shown == [1, 2, 3])
         observation.cancel()
+    }
+}
+
+/// Thrown by a condition, to show that `waitUntil` rethrows it.
+struct ConditionFailed: Error {}
+
+@Suite("Waiting for a state nothing announces")
+struct WaitUntilTests {
+    @Test("returns once the condition holds, when another task makes it true after a first check")
+    func holds() async throws {
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let (done, checks) = (Locked(false), Locked(0))
+        Task {
+            for await _ in gate { break }
+            done.withLock { $0 = true }
+        }
+        try await waitUntil("the task has run") {
+            let isDone = done.withLock { $0 }
+            checks.withLock { $0 += 1 }
+            open.yield()  // read first: the first check finds it false, then lets the task go
+            return isDone
+        }
+        #expect(done.withLock { $0 })
+        #expect(checks.withLock { $0 } >= 2, "it checked again after finding the condition false")
+    }
+
+    @Test("never true: one issue at the caller's line, quoting the comment, and TimedOut")
+    func neverHolds() async {
+        var line = 0
+        var thrown: (any Error)?
+        let issues = await recordedIssues {
+            do {
+                line = #line + 1
+                try await waitUntil("the answer arrives", within: .milliseconds(50)) { false }
+            } catch {
+                thrown = error
+            }
+        }
+        #expect(issues.count == 1)
+        #expect(issues.first?.sourceLocation?.line == line)
+        #expect(message(issues.first) == #""the answer arrives" did not hold within 0.05 seconds"#)
+        #expect((thrown as? TimedOut)?.limit == .milliseconds(50))
+    }
+
+    @Test("an error the condition throws ends the wait and is rethrown, with no issue of its own")
+    func conditionError() async {
+        let checks = Locked(0)
+        await #expect(throws: ConditionFailed.self) {
+            try await waitUntil {
+                checks.withLock { $0 += 1 }
+                throw ConditionFailed()
+            }
+        }
+        #expect(checks.withLock { $0 } == 1)
     }
 }
