@@ -36,7 +36,7 @@ extension RelayTests {
         #expect(try await first(400, of: lines).map(\.text) == smalls)
         // The publisher counts once the database has answered, which can be after the receiver
         // has the mail.
-        try await eventually { sendingRelay.counters.spilled == 403 }
+        try await waitUntil("all 403 spilled") { sendingRelay.counters.spilled == 403 }
         #expect(sendingRelay.counters.oversize == 1)
         #expect(
             events.count {
@@ -172,9 +172,9 @@ extension RelayTests {
         do {
             try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
             for number in 0..<10 { await here.post(ChatLine(text: "\(number)")) }
-            try await eventually { relay.counters.queued + relay.counters.queueOverflow == 10 }
+            try await waitUntil("all ten counted") { relay.counters.queued + relay.counters.queueOverflow == 10 }
             #expect(relay.counters.queueOverflow >= 1)
-            try await eventually {
+            try await waitUntil("every overflow is reported") {
                 let reported = log.all.reduce(0) { sum, event in
                     if case .queueOverflow(let posts) = event { sum + posts } else { sum }
                 }

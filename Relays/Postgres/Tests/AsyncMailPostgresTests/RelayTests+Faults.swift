@@ -93,7 +93,9 @@ extension RelayTests {
             // Every mail is either heard or counted missing, once the last heartbeat is in.
             let heard = Locked(0)
             let counting = Task { for await _ in lines { heard.withLock { $0 += 1 } } }
-            try await eventually(accountingLimit) { heard.withLock { $0 } + receivingRelay.counters.missing == total }
+            try await waitUntil("every line heard or counted missing", within: accountingLimit) {
+                heard.withLock { $0 } + receivingRelay.counters.missing == total
+            }
             counting.cancel()
         }
         try await stop(sending)
@@ -143,7 +145,7 @@ extension RelayTests {
         for pid in pids { kill(pid_t(pid), SIGSTOP) }
         defer { for pid in pids { kill(pid_t(pid), SIGCONT) } }
         await here.post(ChatLine(text: "while it hung"))
-        try await eventually {
+        try await waitUntil("the hung listener is replaced") {
             events.count { $0 == .listening } >= 2
                 && events.count { if case .disconnected = $0 { true } else { false } } >= 1
         }
@@ -169,6 +171,6 @@ extension RelayTests {
             "UPDATE asyncmail_relay SET created_at = now() - interval '2 hours' WHERE channel = \(channel.name) AND payload = 'old'"
         )
         // The listener's first heartbeat cleans up.
-        try await eventually { try await Database.payloads(on: channel) == ["young"] }
+        try await waitUntil("the old row is deleted") { try await Database.payloads(on: channel) == ["young"] }
     }
 }

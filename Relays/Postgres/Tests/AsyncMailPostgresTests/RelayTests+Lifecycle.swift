@@ -16,10 +16,37 @@ extension RelayTests {
         let relay = try makeRelay(here, on: channel)
         let running = try await start(relay)
         await here.post(ChatLine(text: "opens the publisher's connection"))
-        try await eventually { relay.counters.published == 1 }
+        try await waitUntil("the post is published") { relay.counters.published == 1 }
         #expect(try await Database.backends(named: relay.applicationName) == 2)
         try await stop(running)
-        try await eventually { try await Database.backends(named: relay.applicationName) == 0 }
+        try await waitUntil("its backends are gone") { try await Database.backends(named: relay.applicationName) == 0 }
+    }
+
+    @Test("cancelled with a publish in flight: it waits for the answer, and what committed is counted as published")
+    func cancelledMidPublish() async throws {
+        let channel = try freshChannel()
+        let here = Mailroom()
+        let relay = try makeRelay(here, on: channel)
+        let events = EventLog(relay)
+        let running = try await start(relay)
+        // Holding the channel's advisory lock keeps the publisher's statement waiting for its answer.
+        let blocker = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 94,
+            logger: Database.logger
+        )
+        try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
+        await here.post(ChatLine(text: "in flight"))
+        try await waitUntil("the publisher waits for the lock") { try await Database.advisoryLockWaiters() == 1 }
+        running.cancel()  // while the statement is sent and unanswered
+        try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
+        try await blocker.close()
+        try await stop(running)
+        await events.watcher.value  // the relay has stopped, so its events have ended
+        #expect(try await Database.payloads(on: channel).count == 1, "the statement committed")
+        #expect(relay.counters.published == 1)
+        #expect(relay.counters.publishFailures == 0)
+        #expect(!events.all.contains { if case .publishFailed = $0 { true } else { false } })
     }
 
     @Test("the fixture stops every relay a test started, even when the test throws before stopping them")

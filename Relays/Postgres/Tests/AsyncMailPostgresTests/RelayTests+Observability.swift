@@ -40,8 +40,9 @@ actor ReceivedTraces {
     func record(_ traceID: String?) { traceIDs.append(traceID) }
 }
 
-@Suite("Observability across relays, against a real PostgreSQL", .stopsRelays)
-struct RelayObservabilityTests {
+extension RelayTests {
+    // MARK: Observability
+
     @Test(
         "a handler in process B continues the trace begun in process A; both relays' metrics match their counters",
         arguments: [PostgresRelay.Mode.durable(), .ephemeral]
@@ -75,11 +76,18 @@ struct RelayObservabilityTests {
         try await withTimeout { await observation.waitUntilHandled() }
         #expect(await traces.traceIDs == [origin.traceID])
 
-        // B's consumer span is a child of A's span; A's publish span links to it.
-        let process = tracer.finishedSpans.first { $0.operationName == "\(channel.name) process" }
+        // B's consumer span is a child of A's span; A's publish span links to it. Each ends after
+        // what the test saw: B's once its post has returned, A's once the database has answered
+        // (which can be after B has the mail), so both are waited for.
+        let (processName, publishName) = ("\(channel.name) process", "\(channel.name) publish")
+        try await waitUntil("both relays' spans have ended") {
+            let ended = tracer.finishedSpans.map(\.operationName)
+            return ended.contains(processName) && ended.contains(publishName)
+        }
+        let process = tracer.finishedSpans.first { $0.operationName == processName }
         #expect(process?.traceID == origin.traceID)
         #expect(process?.parentSpanID == origin.spanID)
-        let publish = tracer.finishedSpans.first { $0.operationName == "\(channel.name) publish" }
+        let publish = tracer.finishedSpans.first { $0.operationName == publishName }
         #expect(publish?.links.compactMap { $0.context.inMemorySpanContext?.spanID } == [origin.spanID])
 
         // The publisher records the statement's duration after counting it, and the receiver the
@@ -88,11 +96,11 @@ struct RelayObservabilityTests {
             ("messaging.system", "asyncmail-postgres"), ("messaging.destination.name", channel.name),
         ]
         let publishDimensions = relayDimensions + [("messaging.operation.name", "publish")]
-        try await eventually {
+        try await waitUntil("the publish duration is recorded") {
             (try? sendingMetrics.expectTimer("messaging.client.operation.duration", publishDimensions))?.values.count
                 == 1
         }
-        try await eventually {
+        try await waitUntil("the receive lag is recorded") {
             (try? receivingMetrics.expectTimer("asyncmail.relay.receive.lag", relayDimensions))?.values.count == 1
         }
 
@@ -101,7 +109,7 @@ struct RelayObservabilityTests {
         if mode == .ephemeral {
             try await Database.notify(on: channel, "not an envelope")
             // The counter first, then its metric, just after the lock: both are waited for.
-            try await eventually {
+            try await waitUntil("the rejection is counted") {
                 (try? receivingMetrics.expectCounter("asyncmail.relay.rejected.payloads", relayDimensions))?
                     .totalValue == 1
             }

@@ -106,7 +106,7 @@ extension RelayTests {
         for number in 0..<5_000 { await mailroom.post(ChatLine(text: "\(number)")) }
         // Every post not queued is reported. (Counted after the loop hands a mail on, so this
         // waits on the counters themselves, not on the tap's progress.)
-        try await eventually { relay.counters.queued + relay.counters.queueOverflow == 5_000 }
+        try await waitUntil("every post counted") { relay.counters.queued + relay.counters.queueOverflow == 5_000 }
         #expect(relay.counters.queued <= 50, "the outbound queue holds at most its limit")
         #expect(relay.tapCounts.lost == relay.counters.queueOverflow)
         running.cancel()
@@ -116,20 +116,20 @@ extension RelayTests {
     @Test("a connection lost during table set-up is retried, not fatal", .timeLimit(.minutes(1)))
     func setupConnectionLost() async throws {
         // Holding the set-up lock parks the relay inside set-up, where its connection is then cut.
+        // Taken before the relay starts: otherwise a relay quick to connect could finish its
+        // set-up first, and then nothing would ever wait for the lock.
         let holder = try await PostgresConnection.connect(
             configuration: Database.configuration,
             id: 96,
             logger: Database.logger
         )
+        try await holder.query("SELECT pg_advisory_lock(hashtext('asyncmail-relay-setup'))", logger: Database.logger)
         let relay = try makeRelay(Mailroom(), on: freshChannel())
         let events = relay.events()
         let running = Task { try await relay.run() }
         do {
-            try await holder.query(
-                "SELECT pg_advisory_lock(hashtext('asyncmail-relay-setup'))",
-                logger: Database.logger
-            )
-            try await eventually { try await Database.advisoryLockWaiters() >= 1 }
+            // This suite runs one test at a time, so the one session waiting is this relay's.
+            try await waitUntil("set-up waits for the lock") { try await Database.advisoryLockWaiters() == 1 }
             try await Database.terminate(relay.applicationName)
             try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
             try await holder.query(
@@ -214,7 +214,7 @@ extension RelayTests {
         defer { if process.isRunning { process.terminate() } }
         #expect(try await first(2, of: output) == ["listening", "flushed"])
         kill(process.processIdentifier, SIGKILL)
-        try await eventually { !process.isRunning }
+        try await waitUntil("the killed peer is gone") { !process.isRunning }
 
         let heard = try await first(2_000, of: lobby)
         #expect(heard.count == 2_000)

@@ -6,8 +6,10 @@ import ServiceLifecycle
 import Synchronization
 import Testing
 
-/// Against a real PostgreSQL (PGHOST, PGPORT, PGUSER, PGDATABASE). One at a time: some of these
-/// terminate backends or restart the server.
+/// Against a real PostgreSQL (PGHOST, PGPORT, PGUSER, PGDATABASE). One at a time, and every test
+/// that touches the database belongs here (as an extension, `RelayTests+…`): some restart or stop
+/// the server, hold the table's set-up lock or count every session's lock waits, which would
+/// break or mislead a test running beside them.
 @Suite("PostgresRelay against a real PostgreSQL", .serialized, .stopsRelays)
 struct RelayTests {
     // MARK: Delivery
@@ -59,13 +61,13 @@ struct RelayTests {
         try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
         let (lobby, kitchen) = (RoomID(name: "lobby"), RoomID(name: "kitchen"))
         await here.post(ChatLine(text: "first"), from: lobby)
-        try await eventually { try await Database.advisoryLockWaiters() == 1 }
+        try await waitUntil("the publisher waits for the lock") { try await Database.advisoryLockWaiters() == 1 }
         for (text, room) in [
             ("a1", lobby), ("a2", lobby), ("a3", lobby), ("b1", kitchen), ("a4", lobby), ("a5", lobby),
         ] {
             await here.post(ChatLine(text: text), from: room)
         }
-        try await eventually { sendingRelay.counters.queued == 7 }
+        try await waitUntil("all seven are queued") { sendingRelay.counters.queued == 7 }
         try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
         try await blocker.close()
 
@@ -115,7 +117,7 @@ struct RelayTests {
         let heard = try await first(20, of: output)
         #expect(heard == (1...20).map { "line \($0)" })
         // The peer exits by itself once it has heard all 20.
-        try await eventually { !process.isRunning }
+        try await waitUntil("the peer exits") { !process.isRunning }
         #expect(process.terminationStatus == 0)
     }
 

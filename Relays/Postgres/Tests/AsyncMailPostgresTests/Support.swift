@@ -272,21 +272,6 @@ func stop(_ running: Task<Void, any Error>) async throws {
     try await withTimeout { _ = try? await running.value }
 }
 
-/// Waits until `condition` holds, checking it every 10 ms; fails loudly after `limit`.
-///
-/// Only for states that nothing announces: PostgreSQL's catalog (`pg_stat_activity`, `pg_locks`,
-/// the table), a counter that has no event, a child process's exit. Anything with an event or a
-/// stream is awaited on that instead.
-func eventually(
-    _ limit: Duration = .seconds(30),
-    sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: @escaping @Sendable () async throws -> Bool
-) async throws {
-    try await withTimeout(limit, sourceLocation: sourceLocation) {
-        while try await !condition() { try await Task.sleep(for: .milliseconds(10)) }
-    }
-}
-
 /// Collects the first `count` elements of a stream, with a loud timeout.
 func first<Element: Sendable>(
     _ count: Int,
