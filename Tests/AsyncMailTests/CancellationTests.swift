@@ -106,7 +106,8 @@ struct CancellationTests {
     @Test("concurrent posters and churning subscribers: every loop ends and nothing is left")
     func churnUnderConcurrentPosts() async throws {
         let mailroom = Mailroom()
-        try await withTimeout {
+        // A hang guard for a whole workload, which takes ten seconds on a loaded machine under TSan.
+        try await withTimeout(.seconds(180)) {
             await withTaskGroup(of: Void.self) { group in
                 for poster in 0..<4 {
                     group.addTask {

@@ -35,7 +35,8 @@ struct ObserveTests {
         }
         // Live on return: posted before the handler task has even started.
         await mailroom.post(contentsOf: (0..<50).map(Ping.init(id:)))
-        try await withTimeout { await observation.waitUntilHandled() }
+        // A hang guard: fifty calls that each yield take seconds on a loaded machine under TSan.
+        try await withTimeout(.seconds(120)) { await observation.waitUntilHandled() }
         #expect(await recorder.seen == Array(0..<50))
         #expect(await recorder.overlapped == false)
     }
