@@ -21,6 +21,8 @@ struct ChatServer {
         // A client reading normally absorbs a burst of 1,000 lines with room to spare; one that
         // stopped reading costs at most this many lines before it is dropped.
         let slowLimit = environment.get("SLOW_LIMIT").flatMap(Int.init) ?? 4_096
+        // How long a graceful shutdown may take before the group cancels what is left, in seconds.
+        let shutdownLimit = environment.get("SHUTDOWN_LIMIT").flatMap(Int.init) ?? 5
         var logger = Logger(label: "ChatServer")
         logger.logLevel = environment.get("LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
 
@@ -58,7 +60,7 @@ struct ChatServer {
         )
         // Closing the mailroom ends every connection at once, a stalled one included; these
         // bounds only guard against a handler that ignores it.
-        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        configuration.maximumGracefulShutdownDuration = .seconds(shutdownLimit)
         configuration.maximumCancellationDuration = .seconds(2)
         try await ServiceGroup(configuration: configuration).run()
     }
@@ -84,7 +86,7 @@ struct ChatServer {
         }
         if let tracer {
             router.get("/traces") { _, _ in
-                Traces(spans: tracer.finishedSpans.map(Traces.Span.init))
+                Traces(spans: tracer.finishedSpans.map(Traces.Span.init), active: tracer.activeSpans.count)
             }
         }
         router.ws("/rooms/{room}") { inbound, outbound, context in
@@ -126,7 +128,11 @@ struct Traces: ResponseEncodable {
         }
     }
 
+    /// The spans that have ended.
     let spans: [Span]
+    /// How many spans have begun and not yet ended. What is recorded inside a span (a post's
+    /// metrics, inside its frame's or the relay's consumer span) is all in once this is 0.
+    let active: Int
 }
 
 /// What `GET /stats` returns.
