@@ -10,17 +10,25 @@ import Synchronization
 /// or is cancelled, it goes on, and the tasks still running are cancelled and left to end when
 /// they can.
 enum Deadline {
+    /// How often a wait with a `givingUp` check checks it.
+    static let checkInterval = Duration.milliseconds(100)
+
     /// The operation's result, or nil when `limit` passed first.
     ///
     /// - Parameters:
     ///   - cancellable: Whether the caller's cancellation ends the wait; not for work that must
     ///     still be tried when cancelled, such as closing a connection.
+    ///   - givingUp: Checked every ``checkInterval`` while waiting; an error it returns ends the
+    ///     wait with that error. For a cause that makes an answer impossible but does not end the
+    ///     operation, such as a connection found closed under a call that stays suspended.
     ///   - late: Receives a result that arrives after the deadline, to release it (a connection
     ///     that opened too late is closed, not leaked).
-    /// - Throws: The operation's error, or `CancellationError` when a cancellable caller is cancelled.
+    /// - Throws: The operation's error, `givingUp`'s, or `CancellationError` when a cancellable
+    ///   caller is cancelled.
     static func run<T: Sendable>(
         _ limit: Duration,
         cancellable: Bool = true,
+        givingUp: (@Sendable () -> (any Error)?)? = nil,
         _ operation: @escaping @Sendable () async throws -> T,
         late: @escaping @Sendable (T) async -> Void = { _ in }
     ) async throws -> T? {
@@ -28,7 +36,12 @@ enum Deadline {
             of: [
                 { try await operation() },
                 {
-                    try await Task.sleep(for: limit)
+                    let end = ContinuousClock.now + limit
+                    while ContinuousClock.now < end {
+                        let left = end - .now
+                        try await Task.sleep(for: givingUp == nil ? left : min(left, checkInterval))
+                        if let reason = givingUp?() { throw reason }
+                    }
                     return nil
                 },
             ],

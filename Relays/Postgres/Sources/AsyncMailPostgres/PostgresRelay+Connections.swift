@@ -51,6 +51,10 @@ extension PostgresRelay {
     /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes
     /// `connection` and throws, without waiting for `body` (see ``Deadline``).
     ///
+    /// A connection found closed ends the wait at once (within ``Deadline/checkInterval``) with
+    /// ``ConnectionClosed``: a postgres-nio call in flight when the server drops the connection
+    /// can stay suspended for good, and then only the deadline would end it.
+    ///
     /// - Parameter cancellable: Whether the caller's cancellation stops the wait at once; false
     ///   for a statement whose outcome must be known, which is then awaited up to `limit`.
     @discardableResult
@@ -62,7 +66,10 @@ extension PostgresRelay {
         cancellable: Bool = true,
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
-        if let result = try await Deadline.run(limit, cancellable: cancellable, body) { return result }
+        let closed: @Sendable () -> (any Error)? = { connection.isClosed ? ConnectionClosed(during: what) : nil }
+        if let result = try await Deadline.run(limit, cancellable: cancellable, givingUp: closed, body) {
+            return result
+        }
         let noAnswer = NoAnswer(to: what, within: limit)
         unanswered.mark(noAnswer)
         await close(connection)
@@ -74,6 +81,17 @@ extension PostgresRelay {
 struct ConnectTimedOut: Error, CustomStringConvertible {
     let limit: Duration
     var description: String { "no connection within \(limit)" }
+}
+
+/// The connection closed while a call on it was waiting for its answer.
+struct ConnectionClosed: Error, CustomStringConvertible {
+    let what: String
+
+    init(during what: String) {
+        self.what = what
+    }
+
+    var description: String { "the connection closed during \(what), before its answer came" }
 }
 
 /// Whether a call on a connection went unanswered, and which, so that the errors closing that

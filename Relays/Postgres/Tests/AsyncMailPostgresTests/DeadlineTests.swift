@@ -45,6 +45,22 @@ struct DeadlineTests {
         gate.open()
     }
 
+    @Test("a giving-up check ends the wait with its error, though the operation never ends")
+    func givingUp() async throws {
+        let gate = Gate()
+        let isLost = Atomic(false)
+        let waiting = Task {
+            try await Deadline.run(.seconds(600), givingUp: { isLost.load(ordering: .relaxed) ? Refused() : nil }) {
+                await gate.wait()
+            }
+        }
+        isLost.store(true, ordering: .relaxed)
+        await #expect(throws: Refused.self) {
+            try await withTimeout { _ = try await waiting.value }
+        }
+        gate.open()
+    }
+
     @Test("a result and an error in time are passed through")
     func inTime() async throws {
         #expect(try await Deadline.run(.seconds(10)) { 42 } == 42)

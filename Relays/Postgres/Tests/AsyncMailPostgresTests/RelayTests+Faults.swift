@@ -1,10 +1,11 @@
 import AsyncMail
-import AsyncMailPostgres
 import Foundation
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import AsyncMailPostgres
 
 extension RelayTests {
     // MARK: Faults
@@ -151,6 +152,29 @@ extension RelayTests {
         }
         #expect(try await first(1, of: lines).map(\.text) == ["while it hung"])
         #expect(events.all.contains { "\($0)".contains("no answer to a heartbeat") })
+    }
+
+    @Test("a call whose connection the server closes ends at once, even when the call itself never answers")
+    func callOnClosedConnection() async throws {
+        // As a postgres-nio call can, after the server terminates its connection (seen in about one
+        // table set-up in ten): the body stays suspended, so only the connection's state can tell.
+        let relay = try makeRelay(Mailroom(), on: freshChannel())
+        var configuration = Database.configuration
+        configuration.options.additionalStartupParameters.append(("application_name", relay.applicationName))
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration,
+            id: 93,
+            logger: Database.logger
+        )
+        let call = Task {
+            try await relay.withDeadline(.seconds(600), for: "a call", closing: connection, marking: Unanswered()) {
+                try await Task.sleep(for: .seconds(3_600))
+            }
+        }
+        try await Database.terminate(relay.applicationName)
+        let outcome = try await withTimeout { await call.result }
+        #expect(throws: ConnectionClosed.self) { try outcome.get() }
+        call.cancel()
     }
 
     @Test(

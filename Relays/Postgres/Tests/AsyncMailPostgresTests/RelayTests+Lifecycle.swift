@@ -58,11 +58,19 @@ extension RelayTests {
         await #expect(throws: Thrown.self) {
             try await StopsRelays().provideScope(for: test, testCase: Test.Case.current) {
                 _ = try await start(relay)
-                #expect(try await Database.backends(named: relay.applicationName) == 1, "listening")
+                // The set-up connection is closed by now, but its server process can take a moment
+                // to leave pg_stat_activity.
+                try await waitUntil("only the listener is connected") {
+                    try await Database.backends(named: relay.applicationName) == 1
+                }
                 throw Thrown()
             }
         }
-        #expect(try await Database.backends(named: relay.applicationName) == 0, "stopped before the scope ended")
+        // A relay left running would keep its listener's backend for good; a stopped one's server
+        // processes leave pg_stat_activity a moment after its connections are closed.
+        try await waitUntil("stopped before the scope ended: no backend left") {
+            try await Database.backends(named: relay.applicationName) == 0
+        }
     }
 
     @Test("a graceful shutdown publishes everything queued before it returns")
@@ -83,7 +91,7 @@ extension RelayTests {
         try await withTimeout { try await running.value }
         #expect(sendingRelay.counters.published == 2_000)
         #expect(try await first(2_000, of: lines).map(\.text) == (0..<2_000).map { "\($0)" })
-        #expect(try await Database.backends(named: sendingRelay.applicationName) == 0)
+        try await waitUntil("no backend left") { try await Database.backends(named: sendingRelay.applicationName) == 0 }
     }
 
     @Test("the table's payloads are compressed with lz4 when the server has it")
