@@ -15,8 +15,9 @@ extension Mailroom {
     /// `limit`, or when more than `count` were posted by then; the issue says what was expected
     /// and what arrived (how many, and the mails themselves). Either way it returns every mail
     /// that arrived, for the test's own `#expect`s. Arrival is recorded as each post delivers, so
-    /// what the issue lists is exact even when the test's own tasks run late on a busy machine. A `count` below 1 is an issue at once, without
-    /// running `action`: to expect nothing, use ``expectNoMail(of:from:waiting:sourceLocation:during:)``.
+    /// what the issue lists is exact even when the test's own tasks run late on a busy machine. A
+    /// `count` below 1 is an issue at once, without running `action`: to expect nothing, use
+    /// ``expectNoMail(of:from:waiting:sourceLocation:during:)``.
     ///
     /// ```swift
     /// let shipped = await mailroom.expectMail(of: OrderShipped.self) {
@@ -29,7 +30,7 @@ extension Mailroom {
         _ count: Int = 1,
         of type: M.Type,
         from senders: Senders = .everyone,
-        within limit: Duration = .seconds(10),
+        within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows -> [M] {
@@ -75,7 +76,7 @@ extension Mailroom {
     public nonisolated(nonsending) func expectMail<M: Mail>(
         of type: M.Type,
         from senders: Senders = .everyone,
-        within limit: Duration = .seconds(10),
+        within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void,
         where predicate: @escaping @Sendable (M) -> Bool

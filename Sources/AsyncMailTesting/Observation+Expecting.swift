@@ -17,7 +17,7 @@ extension Observation {
     /// #expect(await screen.shown == [1])
     /// ```
     public func expectHandled(
-        within limit: Duration = .seconds(10),
+        within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         let handled: Bool? = try? await race(limit, at: sourceLocation) {
