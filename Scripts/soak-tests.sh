@@ -36,7 +36,8 @@ burners=${SOAK_BURNERS:-$(nproc)}
 logs=.build-soak
 mkdir -p "$logs"
 
-case "$runs" in '' | *[!0-9]*)
+# RUNS is a count of at least one: 0 would soak nothing and report nothing.
+case "$runs" in '' | *[!0-9]* | 0*)
     echo "usage: $0 [RUNS] [root|root-tsan|lifecycle|observability|relay|chat ...]" >&2
     exit 2
     ;;
