@@ -2,19 +2,52 @@ import AsyncMail
 @_exported import AsyncMailTesting
 import Synchronization
 
-/// A value behind a lock that ThreadSanitizer can see, for tests' own shared state.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What ``onThread(_:)`` runs, carried across `pthread_create`.
+private final class ThreadBody: Sendable {
+    let run: @Sendable () -> Void
+
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// Runs `body` on a new thread of its own and returns its result.
 ///
-/// `Synchronization.Mutex` is invisible to ThreadSanitizer on Linux; this uses AsyncMail's own
-/// annotation, the same one its locks use, so the test suite's TSan run reports only real races.
-public final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    private let threadSanitizer = ThreadSanitizer.current
-
-    public init(_ value: Value) {
-        mutex = Mutex(value)
-    }
-
-    public func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
-        mutex.withLock(annotating: threadSanitizer, as: self, body)
+/// For code that blocks on purpose (a filter parked at a gate): on Linux the cooperative pool
+/// and `DispatchQueue.global()` share as many threads as there are cores, so parking one of
+/// theirs can stall every task in the test process.
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let box = Unmanaged.passRetained(ThreadBody { continuation.resume(returning: body()) }).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        #else
+        var thread = pthread_t()
+        #endif
+        let created = pthread_create(
+            &thread,
+            nil,
+            { raw in
+                #if canImport(Darwin)
+                Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue().run()
+                #else
+                Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().run()
+                #endif
+                return nil
+            },
+            box
+        )
+        precondition(created == 0, "pthread_create failed: \(created)")
+        #if canImport(Darwin)
+        pthread_detach(thread!)
+        #else
+        pthread_detach(thread)
+        #endif
     }
 }

@@ -83,7 +83,14 @@ extension Mailroom {
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> BoundedStream<PostedMail> {
         bounded(backlogLimit) { bufferingPolicy, endSignal in
-            _switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded, endSignal: endSignal)
+            _switchboard.subscribe(
+                Filing<NoMail, PostedMail>(
+                    .tap,
+                    bufferingPolicy: bufferingPolicy,
+                    accepts: isIncluded,
+                    endSignal: endSignal
+                )
+            )
         }
     }
 

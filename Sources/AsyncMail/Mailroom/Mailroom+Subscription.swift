@@ -14,39 +14,31 @@ extension Mailroom {
         endSignal: EndSignal? = nil,
         handsOnContext: Bool = false
     ) -> Subscription<M> {
+        let place: TableRoute
+        let sender: AnyObject?
+        let replay: ((RouteTable<M>) -> M?)?
         switch senders._kind {
         case .everyone:
-            return _switchboard.subscribe(
-                M.self,
-                at: .everyone,
-                bufferingPolicy: bufferingPolicy,
-                accepts: isIncluded,
-                endSignal: endSignal,
-                handsOnContext: handsOnContext,
-                replay: startingWithLatest ? { $0._latest?._newest } : nil
-            )
-        case .object(let sender):
-            return _switchboard.subscribe(
-                M.self,
-                at: .object(ObjectIdentifier(sender)),
+            (place, sender) = (.everyone, nil)
+            replay = { $0._latest?._newest }
+        case .object(let object):
+            (place, sender) = (.object(ObjectIdentifier(object)), object)
+            replay = { $0._latest?.newest(from: .object(ObjectSender(object))) }
+        case .value(let key):
+            (place, sender) = (.value(key), nil)
+            replay = { $0._latest?.newest(from: .value(key)) }
+        }
+        return _switchboard.subscribe(
+            Filing(
+                .table(ObjectIdentifier(M.self), place),
                 pinning: sender,
                 bufferingPolicy: bufferingPolicy,
                 accepts: isIncluded,
                 endSignal: endSignal,
                 handsOnContext: handsOnContext,
-                replay: startingWithLatest ? { $0._latest?.newest(from: .object(ObjectSender(sender))) } : nil
+                replay: startingWithLatest ? replay : nil
             )
-        case .value(let key):
-            return _switchboard.subscribe(
-                M.self,
-                at: .value(key),
-                bufferingPolicy: bufferingPolicy,
-                accepts: isIncluded,
-                endSignal: endSignal,
-                handsOnContext: handsOnContext,
-                replay: startingWithLatest ? { $0._latest?.newest(from: .value(key)) } : nil
-            )
-        }
+        )
     }
 
     /// Files an envelope subscription for every sender that is an `S`.
@@ -65,13 +57,14 @@ extension Mailroom {
             accepts = { @Sendable envelope in isIncluded(envelope.mail) }
         }
         return _switchboard.subscribe(
-            M.self,
-            at: .senderType(ObjectIdentifier(S.self)),
-            bufferingPolicy: bufferingPolicy,
-            accepts: accepts,
-            endSignal: endSignal,
-            handsOnContext: handsOnContext,
-            replay: startingWithLatest ? { $0._latest?.newest(fromAny: S.self) } : nil
+            Filing<M, Envelope<M, S>>(
+                .table(ObjectIdentifier(M.self), .senderType(ObjectIdentifier(S.self))),
+                bufferingPolicy: bufferingPolicy,
+                accepts: accepts,
+                endSignal: endSignal,
+                handsOnContext: handsOnContext,
+                replay: startingWithLatest ? { $0._latest?.newest(fromAny: S.self) } : nil
+            )
         )
     }
 }

@@ -23,9 +23,15 @@ extension Mailroom {
     }
 
     /// A mailroom that calls `probe` just before it yields a replayed mail, with whether the
-    /// delivery lock is held then; lets tests prove that no newer post can overtake a replay.
-    init(replayProbe probe: @escaping @Sendable (_ deliveryOrderIsHeld: Bool) -> Void) {
+    /// subscription's lane is held then; lets tests prove that no newer post can overtake a replay.
+    init(replayProbe probe: @escaping @Sendable (_ laneIsHeld: Bool) -> Void) {
         self.init(switchboard: Switchboard(replayProbe: probe))
+    }
+
+    /// A mailroom that calls `probe` with each delivery's lanes just before it takes them; lets
+    /// tests prove which posts wait for which.
+    init(laneProbe probe: @escaping @Sendable (Lanes) -> Void) {
+        self.init(switchboard: Switchboard(laneProbe: probe))
     }
 
     /// The number of live taps; lets tests prove a tap is removed.
@@ -41,7 +47,8 @@ extension Mailroom {
     /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
     /// Unlike ``latest(_:from:)`` and ``subscriberCount(for:)``, it sweeps nothing.
     func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
-        _switchboard.withRegistry { $0.existingTable(for: M.self)?._latest?._byObject.count ?? 0 }
+        guard let table = _switchboard.withRegistry({ $0.existingTable(for: M.self) }) else { return 0 }
+        return table.withIndex { table._latest?._byObject.count ?? 0 }
     }
 
     /// Observes `M` like ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``,

@@ -190,7 +190,8 @@ public final actor Mailroom {
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> AsyncStream<PostedMail> {
-        _switchboard.subscribeToAll(bufferingPolicy: bufferingPolicy, accepts: isIncluded)._stream
+        _switchboard.subscribe(Filing<NoMail, PostedMail>(.tap, bufferingPolicy: bufferingPolicy, accepts: isIncluded))
+            ._stream
     }
 
     // MARK: Keeping the latest mail

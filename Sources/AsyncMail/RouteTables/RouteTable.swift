@@ -1,25 +1,47 @@
+import Synchronization
+
 /// The type-erased face of ``RouteTable``, so one dictionary can hold the tables of every mail
 /// type.
 @usableFromInline
-protocol AnyRouteTable: AnyObject {
-    /// Removes every subscription and returns their continuations to finish.
-    func removeAll() -> [any Finishable]
+protocol AnyRouteTable: AnyObject, Sendable {
+    /// Retires the table and removes every subscription; returns their continuations to finish.
+    func close() -> [any Finishable]
 }
 
-/// Every subscription to one mail type, indexed so a post touches only the ones that match.
+/// Every subscription to one mail type, indexed so a post touches only the ones that match,
+/// with the type's own locks: a post of one type never waits for a post of another.
 ///
-/// Only ever touched while the owning ``Switchboard``'s lock is held.
+/// Two locks, never both taken by one thread in the other order:
+/// - `index` guards every mutable property here and in the lists and kept mail the table holds.
+///   It is a leaf: it is held to file, remove, count and to capture a post's recipients, never
+///   while user code runs or a stream is yielded to. Termination handlers take it (see
+///   ``Switchboard``).
+/// - `lane` orders the posts that a subscription hearing several rooms sees (see ``Lanes``);
+///   a post holds it while it yields. No termination handler takes it.
+///
+/// A table that becomes unused is *retired* under `index` before the registry forgets it, so a
+/// subscribe that found it in the registry just before sees that and files in a new table.
+///
+/// Why `@unchecked Sendable` is safe: every mutable property is read and written only while
+/// `index` is held, which orders every access; `isRetired` is atomic. The model and stress tests,
+/// run under ThreadSanitizer in CI, post, subscribe, count and drop from many threads at once.
 ///
 /// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``Subscribers``
 /// and ``LatestMail``: the runtime check it removes catches two overlapping accesses to one
-/// property. Across threads the registry lock already rules that out. On one thread an overlap
-/// needs the registry re-entered while one of these properties is being accessed, and no code
+/// property. Across threads the index lock already rules that out. On one thread an overlap
+/// needs the table re-entered while one of these properties is being accessed, and no code
 /// runs during such an access but this module's: subscribers' filters and replays run on values
 /// already read out, and re-entering through the public API would block on the non-recursive
 /// lock. The checks are a measurable share of a post (`Benchmarks/README.md`); the TSan run in
 /// `.ci/run` still watches every access for races.
 @usableFromInline
-final class RouteTable<M: Mail>: AnyRouteTable {
+final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
+    /// Guards everything mutable in this table (see above).
+    @usableFromInline let _index = Locked()
+    /// The type's lane (see ``Lanes``).
+    @usableFromInline let _lane = Locked()
+    /// Set, under `index`, once the table is unused or its mailroom closed: nothing is filed here again.
+    @usableFromInline let _isRetired = Atomic<Bool>(false)
     /// Subscriptions that take every mail of this type, from any sender or none.
     @usableFromInline let _everyone = Subscribers<M>()
     /// Subscriptions pinned to one object or actor, by identity.
@@ -46,6 +68,28 @@ final class RouteTable<M: Mail>: AnyRouteTable {
     /// Whether the table can go: no subscriptions, and no mail kept for replay.
     @inlinable var isUnused: Bool { _count == 0 && _latest == nil }
 
+    /// Whether the table is retired (see above); nothing is filed in a retired table.
+    @inlinable var isRetired: Bool { _isRetired.load(ordering: .acquiring) }
+
+    /// Runs `body` holding `index`; the one way into this table's state.
+    @inlinable
+    func withIndex<Result: Sendable>(_ body: () -> Result) -> Result {
+        _index.withLock(body)
+    }
+
+    /// Retires the table if nothing is left in it; call holding `index`. Returns whether it did,
+    /// so that the caller has the registry forget it.
+    @inlinable
+    func retireIfUnused() -> Bool {
+        guard isUnused, !isRetired else { return false }
+        _isRetired.store(true, ordering: .releasing)
+        return true
+    }
+
+    /// Whether a subscription of this type hears several rooms, so that posts to different rooms
+    /// must keep one order (see ``Lanes``).
+    @inlinable var hearsSeveralRooms: Bool { !_everyone._entries.isEmpty || !_bySenderType.isEmpty }
+
     /// Object routes checked for a departed sender together, every that many posts: one check
     /// per post on average, in batches so that the cold reads overlap (see ``ObjectRoutes``).
     @inlinable static var sweepBatch: Int { 64 }
@@ -71,25 +115,11 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         case .everyone:
             guard let subscriber = subscriber as? Subscriber<M> else { return [] }
             _everyone.add(subscriber)
-        case .object:
-            guard let subscriber = subscriber as? Subscriber<M>, let sender else { return [] }
-            let route: ObjectRoute<M>
-            if let existing = _byObject[ObjectIdentifier(sender)], existing._sender === sender {
-                route = existing
-            } else {
-                route = ObjectRoute(sender: sender)
-                if let stale = _byObject.insert(route) { departed = takeAll(of: stale) }
-            }
-            route._subscribers.add(subscriber)
-        case .value(let key):
-            guard let subscriber = subscriber as? Subscriber<M> else { return [] }
-            if let existing = _byValue[key] {
-                existing.add(subscriber)
-            } else {
-                let subscribers = Subscribers<M>()
-                subscribers.add(subscriber)
-                _byValue[key] = subscribers
-            }
+        case .object, .value:
+            guard let subscriber = subscriber as? Subscriber<M>,
+                let room = room(at: place, pinning: sender, departed: &departed)
+            else { return [] }
+            room.add(subscriber)
         case .senderType(let key):
             if let existing = _bySenderType[key] {
                 unsafeDowncast(existing, to: Subscribers<Element>.self).add(subscriber)
@@ -103,25 +133,68 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         return departed
     }
 
+    /// The room at an object or value place, made (empty) if there is none; nil for any other
+    /// place. Making an object room displaces the room of a departed sender at the same address,
+    /// whose continuations are added to `departed`. An empty room goes again when its last
+    /// subscription does, or with the table.
+    @inlinable
+    func room(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Subscribers<M>? {
+        switch place {
+        case .everyone, .senderType:
+            return nil
+        case .object:
+            guard let sender else { return nil }
+            if let existing = _byObject[ObjectIdentifier(sender)], existing._sender === sender {
+                return existing._subscribers
+            }
+            let route = ObjectRoute<M>(sender: sender)
+            if let stale = _byObject.insert(route) { departed += takeAll(of: stale) }
+            return route._subscribers
+        case .value(let key):
+            if let existing = _byValue[key] { return existing }
+            let subscribers = Subscribers<M>()
+            _byValue[key] = subscribers
+            return subscribers
+        }
+    }
+
+    /// The lane a subscription at `place` must hold while its replayed mail is yielded: the one
+    /// every post it could hear holds (see ``Lanes``). Makes the room if need be.
+    @inlinable
+    func replayLane(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Locked<Void>?
+    {
+        switch place {
+        case .everyone, .senderType: _lane
+        case .object, .value: room(at: place, pinning: sender, departed: &departed)?._lane
+        }
+    }
+
     // MARK: Delivering
 
     /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
     /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
+    ///
+    /// Also returns the post's lanes (see ``Lanes``).
     @inlinable
-    func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> Recipients<M, S> {
+    func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> (Recipients<M, S>, Lanes) {
         var recipients = Recipients<M, S>(everyone: _everyone._entries)
+        var room: Subscribers<M>?
         switch key {
         case .object(let sender):
             // The route is keyed by the sender's address: if its (weak) sender is still alive,
             // it is the posted object, which is alive too. Otherwise it is a departed sender's.
             if let route = _byObject[sender._id], route._sender != nil {
-                recipients._pinned = route._subscribers._entries
+                room = route._subscribers
             }
         case .value(let value):
-            recipients._pinned = _byValue[value]?._entries
+            room = _byValue[value]
         case .none:
             break
         }
+        if let room {
+            recipients._pinned = room._entries
+        }
+        let lanes = Lanes(type: _lane, room: room?._lane, hearsSeveralRooms: hearsSeveralRooms)
         if let sender, !_bySenderType.isEmpty {
             // `as Any` opens an existential `S`, so this is the sender's own type.
             let ownType = ObjectIdentifier(type(of: sender as Any))
@@ -142,7 +215,7 @@ final class RouteTable<M: Mail>: AnyRouteTable {
                 recipients._bySenderType = .ownType(ownTypeSubscribers)
             }
         }
-        return recipients
+        return (recipients, lanes)
     }
 
     /// The sender types that `sender` is, remembered for its own type. The cache is bounded by
@@ -224,6 +297,15 @@ final class RouteTable<M: Mail>: AnyRouteTable {
         return removed
     }
 
+    @usableFromInline
+    func close() -> [any Finishable] {
+        withIndex {
+            _isRetired.store(true, ordering: .releasing)
+            return removeAll()
+        }
+    }
+
+    /// Removes every subscription; call holding `index`.
     @usableFromInline
     func removeAll() -> [any Finishable] {
         var all: [any Finishable] = []

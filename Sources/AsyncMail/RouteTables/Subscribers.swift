@@ -37,7 +37,7 @@ final class Subscriber<Element: Sendable>: Sendable {
 
 /// The type-erased face of ``Subscribers``, for routes whose element type is only known at post time.
 @usableFromInline
-protocol SubscriberList: AnyObject {
+protocol SubscriberList: AnyObject, Sendable {
     var count: Int { get }
     /// Removes `subscriber` if it is one of this list's; see ``Subscribers/remove(_:)``.
     func removeErased(_ subscriber: AnyObject) -> (any Finishable)?
@@ -73,13 +73,21 @@ extension Envelope: ErasedEnvelope {
 
 /// The subscriptions of one route, kept in a dense array so that a post is a straight loop
 /// and removal is O(1) (swap with the last; the order among subscribers carries no meaning).
+/// A room's list (one sender's subscriptions) also carries the room's lane (see ``Lanes``).
 ///
-/// Only ever touched while the owning ``Switchboard``'s lock is held, which is why its mutable
-/// properties skip dynamic exclusivity checks (see ``RouteTable``).
+/// Why `@unchecked Sendable` is safe: `entries`, its one mutable property, is only read or
+/// written while the lock of the table that files the list is held (a ``RouteTable``'s index
+/// lock, or the registry lock for taps), which orders every access; posts read a copy-on-write
+/// snapshot taken under it. That is also why `entries` skips dynamic exclusivity checks (see
+/// ``RouteTable``). The stress and model tests, run under ThreadSanitizer in CI, post, subscribe
+/// and drop from many threads at once.
 @usableFromInline
-final class Subscribers<Element: Sendable>: SubscriberList {
+final class Subscribers<Element: Sendable>: SubscriberList, @unchecked Sendable {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.
     @usableFromInline @exclusivity(unchecked) var _entries: [Subscriber<Element>] = []
+    /// Held by every post to this list's room while it yields (see ``Lanes``); unused by lists
+    /// that are not a room's.
+    @usableFromInline let _lane = Locked()
 
     @inlinable init() {}
 

@@ -1,0 +1,70 @@
+/// The locks a post holds while it yields: the one rule that decides which posts wait for each
+/// other.
+///
+/// Two posts must keep one order for every subscriber that hears both, and nothing more. A
+/// *room* is one sender (an object by identity, or a `Hashable` value): its subscriptions hear
+/// only its mail, so posts to different rooms are unordered unless a subscription of the type
+/// hears several rooms (one to every sender, or to a sender type). Hence:
+///
+/// | The type has a subscription that hears several rooms | The room has subscriptions | Lanes held |
+/// | --- | --- | --- |
+/// | no | no | none |
+/// | no | yes | the room's |
+/// | yes | no | the type's |
+/// | yes | yes | the type's, then the room's |
+///
+/// Every post to a room that has subscriptions holds the room's lane, whatever the type, so
+/// a room's subscribers share one order even while subscriptions that hear several rooms come and
+/// go; every post that such a subscription hears holds the type's lane. Taps add nothing: a
+/// tap is owed the order of the lanes a post holds (see `Architecture.md`). Lanes are always
+/// taken type first, and a thread inside a delivery takes no further lane of its mailroom (see
+/// ``DeferredPosts``), so no two posts can wait for each other in a cycle.
+@usableFromInline
+struct Lanes: Sendable {
+    /// The type's lane, held when a subscription of the type hears several rooms.
+    @usableFromInline let _type: Locked<Void>?
+    /// The room's lane, held when the room has subscriptions.
+    @usableFromInline let _room: Locked<Void>?
+
+    /// The rule in the table above.
+    @inlinable
+    init(type: Locked<Void>?, room: Locked<Void>?, hearsSeveralRooms: Bool) {
+        self._type = hearsSeveralRooms ? type : nil
+        self._room = room
+    }
+
+    /// No lane: a post that reaches no subscription.
+    @inlinable
+    init() {
+        self._type = nil
+        self._room = nil
+    }
+
+    /// Just `lane`: what a subscribe that replays holds, the one lane every post its subscription
+    /// could hear holds (see ``RouteTable/replayLane(at:pinning:departed:)``).
+    @inlinable
+    init(only lane: Locked<Void>) {
+        self._type = nil
+        self._room = lane
+    }
+
+    /// Runs `body` holding these lanes, the type's first.
+    @inlinable
+    func inOrder<Result: Sendable>(_ body: () -> Result) -> Result {
+        switch (_type, _room) {
+        case (nil, nil): body()
+        case (nil, let room?): room.withLock(body)
+        case (let type?, nil): type.withLock(body)
+        case (let type?, let room?): type.withLock { room.withLock(body) }
+        }
+    }
+
+    /// Whether a post holding these lanes waits for one holding `other`.
+    func sharesALock(with other: Lanes) -> Bool {
+        func same(_ lhs: Locked<Void>?, _ rhs: Locked<Void>?) -> Bool {
+            guard let lhs, let rhs else { return false }
+            return lhs === rhs
+        }
+        return same(_type, other._type) || same(_room, other._room)
+    }
+}

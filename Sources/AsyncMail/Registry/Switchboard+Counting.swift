@@ -1,0 +1,102 @@
+extension Switchboard {
+    // MARK: Keeping the latest mail
+
+    /// Opts `M` in to keeping its latest mail; idempotent.
+    @usableFromInline
+    func retainLatest<M: Mail>(_ type: M.Type) {
+        while let table = openTable(for: M.self) {
+            let kept = table.withIndex { () -> Bool in
+                guard !table.isRetired else { return false }
+                if table._latest == nil { table._latest = LatestMail() }
+                return true
+            }
+            if kept { return }
+        }
+    }
+
+    /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
+    @usableFromInline
+    func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
+        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return nil }
+        let (latest, afterUnlock) = table.withIndex { () -> (M?, AfterUnlock<[M]>) in
+            guard !table.isRetired, let kept = table._latest else { return (nil, AfterUnlock(releasing: [])) }
+            let afterUnlock = AfterUnlock(releasing: kept.sweep())
+            guard let key else { return (kept._newest, afterUnlock) }
+            return (kept.newest(from: key), afterUnlock)
+        }
+        afterUnlock.perform()
+        return latest
+    }
+
+    // MARK: Counting and closing
+
+    /// Which subscriptions ``subscriberCount(for:counting:)`` counts.
+    @usableFromInline
+    enum Counted {
+        /// Every subscription to the type, whatever it hears.
+        case all
+        /// Those that hear exactly this sender (nil: every sender; see ``Senders/key``).
+        case hearing(SenderKey?)
+    }
+
+    @usableFromInline
+    func subscriberCount<M: Mail>(for type: M.Type, counting counted: Counted) -> Int {
+        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return 0 }
+        let (count, afterUnlock, retired) = table.withIndex { () -> (Int, AfterUnlock<[M]>, Bool) in
+            guard !table.isRetired else { return (0, AfterUnlock(releasing: []), false) }
+            let afterUnlock = AfterUnlock(
+                finishing: table.sweepDepartedSenders(),
+                releasing: table._latest?.sweep() ?? []
+            )
+            let count: Int
+            switch counted {
+            case .all: count = table._count
+            case .hearing(let key): count = table.count(hearing: key)
+            }
+            return (count, afterUnlock, table.retireIfUnused())
+        }
+        if retired { forget(table) }
+        afterUnlock.perform()
+        return count
+    }
+
+    /// Ends every stream and refuses new ones; safe to call more than once.
+    ///
+    /// The route tables leave the registry under its lock, each is retired and emptied under its
+    /// own, and they are released holding no lock: they hold kept mail and filters, whose deinits
+    /// are user code.
+    @usableFromInline
+    func close() {
+        let (tables, taps, actions) = withRegistry {
+            registry -> ([any AnyRouteTable], [any Finishable], [@Sendable () -> Void]) in
+            registry._isClosed = true
+            registry._recent = nil
+            defer {
+                registry._tables = [:]
+                registry._closeActions = [:]
+            }
+            return (Array(registry._tables.values), registry._taps.removeAll(), Array(registry._closeActions.values))
+        }
+        let afterUnlock = AfterUnlock(finishing: taps + tables.flatMap { $0.close() }, releasing: tables)
+        afterUnlock.perform()
+        for action in actions { action() }
+    }
+
+    // MARK: Close actions
+
+    /// Registers `action` to run once after `close()`; nil (and not run) when already closed.
+    func addCloseAction(_ action: @escaping @Sendable () -> Void) -> Int? {
+        withRegistry { registry in
+            guard !registry._isClosed else { return nil }
+            registry._nextCloseAction += 1
+            registry._closeActions[registry._nextCloseAction] = action
+            return registry._nextCloseAction
+        }
+    }
+
+    /// Forgets a close action that has not run; released after unlocking, as it may hold user values.
+    func removeCloseAction(_ key: Int) {
+        let removed = withRegistry { AfterUnlock(releasing: $0._closeActions.removeValue(forKey: key)) }
+        removed.perform()
+    }
+}

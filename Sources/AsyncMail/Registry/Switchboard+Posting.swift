@@ -1,0 +1,172 @@
+extension Switchboard {
+    @inlinable
+    func post<M: Mail>(_ mail: M) -> Receipt {
+        if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail) } }
+        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) {
+            $0.deliver(mail, from: nil, context: $1)
+        }
+    }
+
+    @inlinable
+    func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
+        if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail, from: sender) } }
+        switch SenderKey.unwrap(sender) {
+        case .asIs: return post(unwrapped: mail, from: sender)
+        case .contents(let contents): return post(opened: [mail], from: contents)
+        case .absent: return post(mail)
+        }
+    }
+
+    /// Posts from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
+    @inlinable
+    func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
+        let key = SenderKey(sender)
+        return deliverInOrder(M.self, from: sender, key: key, recording: mail) {
+            $0.deliver(mail, from: sender, context: $1)
+        }
+    }
+
+    @inlinable
+    func post<M: Mail>(contentsOf mails: some Sequence<M>) -> Receipt {
+        let mails = Array(mails)  // read once: the last one is kept for replay
+        if DeliveryScope.isDelivering(self) {
+            return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
+        }
+        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last, mails: mails.count) {
+            $0.deliver(contentsOf: mails, from: nil, context: $1)
+        }
+    }
+
+    @inlinable
+    func post<M: Mail, S: Sendable>(contentsOf mails: some Sequence<M>, from sender: S) -> Receipt {
+        let mails = Array(mails)  // read once: the last one is kept for replay
+        if DeliveryScope.isDelivering(self) {
+            return deferPost(count: mails.count) { $0.post(contentsOf: mails, from: sender) }
+        }
+        switch SenderKey.unwrap(sender) {
+        case .asIs: return post(unwrappedContentsOf: mails, from: sender)
+        case .contents(let contents): return post(opened: mails, from: contents)
+        case .absent: return post(contentsOf: mails)
+        }
+    }
+
+    /// Defers a post made while this thread delivers another post of this mailroom (from a
+    /// filter, or from the deinit of a mail released during delivery): it runs as an ordinary
+    /// post once that delivery is over (see ``DeferredPosts``), and its receipt counts its mail
+    /// as deferred.
+    @usableFromInline
+    func deferPost(count: Int, _ post: @escaping @Sendable (Switchboard) -> Receipt) -> Receipt {
+        _deferred.add { [self] in _ = post(self) }
+        return Receipt(deferred: count)
+    }
+
+    /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
+    @inlinable
+    func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+            $0.deliver(contentsOf: mails, from: sender, context: $1)
+        }
+    }
+
+    /// Posts mail from a sender that the post site saw only inside an existential box or an
+    /// `Optional`: routes look inside, so the sender reaches exactly the subscriptions it would
+    /// reach posted as its own type.
+    @usableFromInline
+    func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
+        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+            $0.deliver(contentsOf: mails, from: sender, context: $1)
+        }
+    }
+
+    /// One post: captures its recipients and lanes, delivers to them holding the lanes, then,
+    /// holding nothing, finishes departed senders' streams and releases what the post let go of
+    /// (the snapshot, which may hold the last reference to a subscription, and replaced kept mail).
+    ///
+    /// With instrumentation, the post goes the same way in ``deliverInOrder(_:from:key:recording:mails:reportingTo:deliver:)``,
+    /// kept out of line so that a post without instrumentation pays one check for it; without,
+    /// `deliver` gets no context.
+    @inlinable @inline(__always)
+    func deliverInOrder<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        from sender: S?,
+        key: SenderKey,
+        recording last: M?,
+        mails: Int = 1,
+        deliver: (Recipients<M, S>, PostContext?) -> Receipt
+    ) -> Receipt {
+        if let _instrumentation {
+            return deliverInOrder(
+                M.self,
+                from: sender,
+                key: key,
+                recording: last,
+                mails: mails,
+                reportingTo: _instrumentation,
+                deliver: deliver
+            )
+        }
+        let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
+        let receipt = inOrder(lanes) { deliver(recipients, nil) }
+        afterUnlock.perform()
+        _ = recipients  // the snapshot may hold the last reference to a subscription: released here
+        _deferred.run()  // posts this post's filters made, now that its lanes are free
+        return receipt
+    }
+
+    /// One post under instrumentation: the poster's context is captured before the capture and
+    /// handed to `deliver`, and the receipt is reported once the lanes are released.
+    @inlinable @inline(never)
+    func deliverInOrder<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        from sender: S?,
+        key: SenderKey,
+        recording last: M?,
+        mails: Int,
+        reportingTo instrumentation: any MailroomInstrumentation,
+        deliver: (Recipients<M, S>, PostContext?) -> Receipt
+    ) -> Receipt {
+        let context = instrumentation.currentContext()
+        let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
+        let receipt = inOrder(lanes) { deliver(recipients, context) }
+        afterUnlock.perform()
+        _ = recipients
+        instrumentation.didPost(M.self, mails: mails, receipt: receipt)
+        _deferred.run()
+        return receipt
+    }
+
+    /// Captures who a post must reach and the lanes it holds while it yields, after the table's
+    /// housekeeping for the post.
+    ///
+    /// Recipients are captured before the lanes are taken: posts still reach every shared
+    /// subscriber in the order they take the lanes, and a subscription filed after the capture
+    /// (which the post does not reach) was filed after the post began. Capturing under `index`
+    /// also orders the post against a replaying subscribe, which reads the kept mail there.
+    @inlinable
+    func capture<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        from sender: S?,
+        key: SenderKey,
+        recording mail: M?
+    ) -> (Recipients<M, S>, Lanes, AfterUnlock<LatestMail<M>.Displaced?>) {
+        let (table, taps) = withRegistry { registry -> (RouteTable<M>?, [Subscriber<PostedMail>]?) in
+            (registry.recentTable(for: M.self), registry._taps._entries.isEmpty ? nil : registry._taps._entries)
+        }
+        guard let table else {
+            var recipients = Recipients<M, S>()
+            recipients._taps = taps
+            return (recipients, Lanes(), AfterUnlock(releasing: nil))
+        }
+        var (captured, retired) = table.withIndex {
+            () -> ((Recipients<M, S>, Lanes, AfterUnlock<LatestMail<M>.Displaced?>), Bool) in
+            // A retired table holds nobody; a table filed since is newer than this post.
+            guard !table.isRetired else { return ((Recipients(), Lanes(), AfterUnlock(releasing: nil)), false) }
+            let afterUnlock = table.housekeep(afterPosting: mail, key: key)
+            let (recipients, lanes) = table.recipients(from: sender, key: key)
+            return ((recipients, lanes, afterUnlock), table.retireIfUnused())
+        }
+        if retired { forget(table) }
+        captured.0._taps = taps
+        return captured
+    }
+}
