@@ -14,11 +14,12 @@ strip -g -o "$work/Probe" .build/release/Probe
 
 # Instructions for `posts` posts: the run's total less that of a run with half as many posts,
 # which leaves out start-up and building the crowd.
+# With COLLECT set to a function pattern, only the instructions inside matching functions count.
 per_post() {
     local counts=()
     for posts in 10000 20000; do
-        counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$work/Probe" count "$1" "$2" "$posts" "${@:3}" 2>&1 |
-            sed -n 's/.*Collected : //p')")
+        counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null ${COLLECT:+--toggle-collect="$COLLECT"} \
+            "$work/Probe" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
     done
     echo $(((counts[1] - counts[0]) / 10000))
 }
@@ -36,4 +37,16 @@ printf '%-36s %8s\n' "Mailroom.shared read per post" "$(per_post shared alone)"
 # With AsyncMailObservability (swift-metrics' no-op backend, no ServiceContext): its own cost.
 for crowd in types values objects; do
     printf '%-36s %8s\n' "observed, $crowd shape, alone" "$(per_post "$crowd" alone observed)"
+done
+
+# The share of a post's instructions spent holding a lock that a post to another room (or type)
+# also takes: the registry look-up and the capture under the type's index. Both happen inside
+# `Switchboard.capture`, which is kept out of line for this, so the count includes taking and
+# releasing both locks and the few instructions between them: an upper bound.
+printf '\n%-36s %8s %8s %8s\n' "Under a lock other rooms take" post shared share
+for crowd in values objects; do
+    whole=$(per_post "$crowd" beside)
+    shared=$(COLLECT='*11SwitchboardC7capture*' per_post "$crowd" beside)
+    label="post to 1 of 10k $crowd rooms"
+    printf '%-36s %8s %8s %8s\n' "$label" "$whole" "$shared" "$(python3 -c "print(f'{100 * $shared / $whole:.1f}%')")"
 done

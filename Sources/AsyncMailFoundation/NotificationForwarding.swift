@@ -28,9 +28,7 @@ public struct NotificationForwarding: Sendable, Hashable {
         }
 
         let center: NotificationCenter
-        private let live = Mutex(Live())
-        /// ThreadSanitizer cannot see `Mutex` on Linux; this tells it about `live`'s lock.
-        private let threadSanitizer = ThreadSanitizer.current
+        private let live = Locked(Live())
 
         init(center: NotificationCenter) {
             self.center = center
@@ -38,7 +36,7 @@ public struct NotificationForwarding: Sendable, Hashable {
 
         /// Runs `body` holding the lock on `live`.
         func withLive<Result: Sendable>(_ body: (inout Live) -> Result) -> Result {
-            live.withLock(annotating: threadSanitizer, as: self, body)
+            live.withLock(body)
         }
 
         /// Whether the observer is still registered; checked before each transform.

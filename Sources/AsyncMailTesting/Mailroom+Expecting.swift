@@ -144,19 +144,17 @@ extension Mailroom {
 /// The mails posted to a helper's subscription, recorded by its filter as each post delivers
 /// them, so that what a helper reports is exact however late its reading task runs.
 private final class Arrivals<M: Mail>: Sendable {
-    private let received = Mutex<[M]>([])
-    /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `received`'s lock.
-    private let threadSanitizer = ThreadSanitizer.current
+    private let received = Locked<[M]>([])
 
     /// Records one mail; always accepts it. A subscription's `where:` filter, run at post time.
     @Sendable func record(_ mail: M) -> Bool {
-        received.withLock(annotating: threadSanitizer, as: self) { $0.append(mail) }
+        received.withLock { $0.append(mail) }
         return true
     }
 
-    var mails: [M] { received.withLock(annotating: threadSanitizer, as: self) { $0 } }
+    var mails: [M] { received.withLock { $0 } }
 
-    var count: Int { received.withLock(annotating: threadSanitizer, as: self) { $0.count } }
+    var count: Int { received.withLock { $0.count } }
 
     /// "2 arrived: [A, B]", at most 10 of them, each cut to 200 characters.
     func describe() -> String {

@@ -19,9 +19,7 @@ final class PostContexts: Sendable {
         var head = 0
     }
 
-    private let queue = Mutex(Queue())
-    /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `queue`'s lock.
-    private let threadSanitizer = ThreadSanitizer.current
+    private let queue = Locked(Queue())
 
     /// What captured the contexts, and restores them around a handler call or a delivery.
     let instrumentation: any MailroomInstrumentation
@@ -33,21 +31,21 @@ final class PostContexts: Sendable {
     /// Before a mail is yielded: its context.
     @usableFromInline
     func push(_ context: PostContext) {
-        queue.withLock(annotating: threadSanitizer, as: self) { $0.contexts.append(context) }
+        queue.withLock { $0.contexts.append(context) }
     }
 
     /// The buffer refused the mail whose context was pushed last.
     @usableFromInline
     func discardLast() {
         // Returned, so that it is released after unlocking: a context holds user values.
-        _ = queue.withLock(annotating: threadSanitizer, as: self) { queue -> PostContext? in
+        _ = queue.withLock { queue -> PostContext? in
             queue.contexts.count > queue.head ? queue.contexts.removeLast() : nil
         }
     }
 
     /// After the consumer took a mail: that mail's context.
     func pop() -> PostContext {
-        let (context, _) = queue.withLock(annotating: threadSanitizer, as: self) {
+        let (context, _) = queue.withLock {
             queue -> (PostContext, released: [PostContext]) in
             guard queue.head < queue.contexts.count else { return (.none, []) }
             let context = queue.contexts[queue.head]
@@ -65,6 +63,6 @@ final class PostContexts: Sendable {
 
     /// How many contexts wait for their mail to be taken; for tests.
     var count: Int {
-        queue.withLock(annotating: threadSanitizer, as: self) { $0.contexts.count - $0.head }
+        queue.withLock { $0.contexts.count - $0.head }
     }
 }

@@ -142,7 +142,11 @@ extension Switchboard {
     /// subscriber in the order they take the lanes, and a subscription filed after the capture
     /// (which the post does not reach) was filed after the post began. Capturing under `index`
     /// also orders the post against a replaying subscribe, which reads the kept mail there.
-    @inlinable
+    ///
+    /// Everything a post does under a lock that a post to another room also takes happens in
+    /// here, kept out of line (a few instructions per post) so that `Benchmarks/callgrind.sh`
+    /// can count it on its own.
+    @inlinable @inline(never)
     func capture<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,

@@ -1,40 +1,5 @@
 import Synchronization
 
-/// One subscription as a post sees it: where to yield, and what it wants.
-///
-/// A class, not a struct: a post copies subscribers out of the registry, and copying a
-/// generic struct whose field is a generic `AsyncStream.Continuation` went through value
-/// witnesses and a metadata lookup per copy, a large share of what a post adds to a yield;
-/// copying a reference is a retain.
-@usableFromInline
-final class Subscriber<Element: Sendable>: Sendable {
-    @usableFromInline let _continuation: AsyncStream<Element>.Continuation
-    /// The subscription's post-time filter; `nil` takes everything that routes here.
-    @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
-    /// Set for a subscription with a backlog limit: a full buffer ends it instead of losing mail.
-    @usableFromInline let _endSignal: EndSignal?
-    /// The contexts of its buffered mail, for a consumer that hands them on (an observation, a
-    /// bounded stream) under a mailroom with instrumentation; `nil` otherwise.
-    @usableFromInline let _contexts: PostContexts?
-    /// Where it sits in its route's ``Subscribers/entries``, or -1 when it is in none, so that
-    /// removal needs no lookup table. Read and written only under the registry lock, which
-    /// orders every access; it is atomic (relaxed) only so that the class can be `Sendable`.
-    @usableFromInline let _position = Atomic<Int>(-1)
-
-    @inlinable
-    init(
-        continuation: AsyncStream<Element>.Continuation,
-        accepts: (@Sendable (Element) -> Bool)?,
-        endSignal: EndSignal? = nil,
-        contexts: PostContexts? = nil
-    ) {
-        self._continuation = continuation
-        self._accepts = accepts
-        self._endSignal = endSignal
-        self._contexts = contexts
-    }
-}
-
 /// The type-erased face of ``Subscribers``, for routes whose element type is only known at post time.
 @usableFromInline
 protocol SubscriberList: AnyObject, Sendable {
@@ -47,13 +12,6 @@ protocol SubscriberList: AnyObject, Sendable {
     func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M>
     /// Whether `sender` is of this envelope list's sender type (a cast, so supertypes count).
     func isSenderType(of sender: Any) -> Bool
-}
-
-/// Yields one mail, in an envelope with its sender, to a snapshot of envelope subscriptions whose
-/// sender type the post site did not know statically.
-@usableFromInline
-struct EnvelopeDelivery<M: Mail>: Sendable {
-    @usableFromInline let _deliver: @Sendable (M, PostContext?, inout Receipt) -> Void
 }
 
 /// An ``Envelope`` made from a type-erased mail and sender.

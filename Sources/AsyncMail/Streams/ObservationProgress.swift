@@ -15,9 +15,7 @@ final class ObservationProgress: Sendable {
 
     /// Incremented by the subscription's filter, on the posting thread, for each accepted mail.
     private let accepted = Atomic(0)
-    private let state = Mutex(State())
-    /// `Mutex` is invisible to ThreadSanitizer on Linux; this tells it about `state`'s lock.
-    private let threadSanitizer = ThreadSanitizer.current
+    private let state = Locked(State())
 
     init() {}
 
@@ -32,7 +30,7 @@ final class ObservationProgress: Sendable {
 
     /// The loop finished with one mail: handled it, or skipped it because the observation is ending.
     func handledOne() {
-        let ready = state.withLock(annotating: threadSanitizer, as: self) {
+        let ready = state.withLock {
             state -> [CheckedContinuation<Void, Never>] in
             state.handled += 1
             return Self.takeReady(&state)
@@ -42,7 +40,7 @@ final class ObservationProgress: Sendable {
 
     /// The loop has ended: nothing more will be handled, so nobody waits any longer.
     func end() {
-        let waiting = state.withLock(annotating: threadSanitizer, as: self) { state in
+        let waiting = state.withLock { state in
             state.ended = true
             defer { state.waiting = [] }
             return state.waiting.map(\.continuation)
@@ -54,7 +52,7 @@ final class ObservationProgress: Sendable {
     func waitUntilHandled() async {
         let target = accepted.load(ordering: .sequentiallyConsistent)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock(annotating: threadSanitizer, as: self) { state in
+            let ready = state.withLock { state in
                 guard !state.ended, state.handled < target else { return true }
                 state.waiting.append((target, continuation))
                 return false
@@ -65,7 +63,7 @@ final class ObservationProgress: Sendable {
 
     /// The accepted and handled counts, for a failure message.
     var counts: (accepted: Int, handled: Int) {
-        let handled = state.withLock(annotating: threadSanitizer, as: self) { $0.handled }
+        let handled = state.withLock { $0.handled }
         return (accepted.load(ordering: .sequentiallyConsistent), handled)
     }
 

@@ -48,24 +48,3 @@ package struct ThreadSanitizer: Sendable {
         _releaseAddress(UnsafeRawPointer(Unmanaged.passUnretained(lock).toOpaque()) + offset)
     }
 }
-
-extension Mutex where Value: ~Copyable {
-    /// `withLock`, telling ThreadSanitizer, when it is loaded, about the happens-before edge of
-    /// the lock that `owner` (at `offset`, for a second lock in one object) stands for.
-    ///
-    /// Every lock in AsyncMail, and the test suite's `Locked`, goes through here, so that a
-    /// user's `swift test --sanitize=thread` sees all of them.
-    @inlinable
-    package borrowing func withLock<Result: Sendable>(
-        annotating sanitizer: ThreadSanitizer?,
-        as owner: AnyObject,
-        offset: Int = 0,
-        _ body: (inout Value) -> Result
-    ) -> Result {
-        withLock { value in
-            sanitizer?.acquire(owner, offset: offset)
-            defer { sanitizer?.release(owner, offset: offset) }
-            return body(&value)
-        }
-    }
-}

@@ -36,7 +36,7 @@ final class EndSignal: Sendable {
     let limit: Int
     /// Set once with the reason, so that `next()` pays an atomic load, not a lock, per mail.
     private let exceeded = Atomic<Bool>(false)
-    private let state = Mutex<State>(.live(waiting: []))
+    private let state = Locked<State>(.live(waiting: []))
 
     init(limit: Int) {
         self.limit = limit
@@ -48,7 +48,7 @@ final class EndSignal: Sendable {
     /// Records how the subscription ended, unless it already has.
     @usableFromInline
     func end(_ reason: Reason) {
-        let waking: Waking? = state.withLock(annotating: ThreadSanitizer.current, as: self) { state in
+        let waking: Waking? = state.withLock { state in
             switch state {
             case .ended:
                 return nil
@@ -64,7 +64,7 @@ final class EndSignal: Sendable {
     /// Waits until the subscription has ended, and says how.
     func ended() async -> Reason {
         await withCheckedContinuation { continuation in
-            let reason: Reason? = state.withLock(annotating: ThreadSanitizer.current, as: self) { state in
+            let reason: Reason? = state.withLock { state in
                 switch state {
                 case .ended(let reason):
                     return reason
