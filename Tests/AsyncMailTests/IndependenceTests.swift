@@ -143,10 +143,10 @@ struct IndependenceTests {
         "the rule: a room's posts share its lane; a type's share its lane only while a subscription hears several rooms"
     )
     func laneRule() {
-        let type = Locked()
-        let lobby = Locked()
-        let kitchen = Locked()
-        func lanes(_ room: Locked<Void>?, heardEverywhere: Bool) -> Lanes {
+        let type = Lane()
+        let lobby = Lane()
+        let kitchen = Lane()
+        func lanes(_ room: Lane?, heardEverywhere: Bool) -> Lanes {
             Lanes(type: type, room: room, hearsSeveralRooms: heardEverywhere)
         }
         // Independent rooms: nothing shared but the room itself.
@@ -162,7 +162,7 @@ struct IndependenceTests {
         // Another type's lanes are other objects altogether.
         #expect(
             !lanes(lobby, heardEverywhere: true).sharesALock(
-                with: Lanes(type: Locked(), room: Locked(), hearsSeveralRooms: true)
+                with: Lanes(type: Lane(), room: Lane(), hearsSeveralRooms: true)
             )
         )
     }

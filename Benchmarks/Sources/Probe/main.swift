@@ -10,6 +10,7 @@
 //   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
+//   swift run -c release Probe scaling         1-16 posting tasks on distinct rooms and types; a quiet post's p99 beside a fan-out
 //   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
 import AsyncMail
 import AsyncMailObservability
@@ -119,6 +120,11 @@ if arguments.first == "stalled" {
         let (held, receipt) = await heldAfterPosts(subscribe)
         print("stalled consumer, \(posts) x 1 KB, \(name): \(held / 1_024) KB held | \(receipt)")
     }
+    exit(0)
+}
+
+if arguments.first == "scaling" {
+    await runScaling()
     exit(0)
 }
 

@@ -22,13 +22,13 @@
 @usableFromInline
 struct Lanes: Sendable {
     /// The type's lane, held when a subscription of the type hears several rooms.
-    @usableFromInline let _type: Locked<Void>?
+    @usableFromInline let _type: Lane?
     /// The room's lane, held when the room has subscriptions.
-    @usableFromInline let _room: Locked<Void>?
+    @usableFromInline let _room: Lane?
 
     /// The rule in the table above.
     @inlinable
-    init(type: Locked<Void>?, room: Locked<Void>?, hearsSeveralRooms: Bool) {
+    init(type: Lane?, room: Lane?, hearsSeveralRooms: Bool) {
         self._type = hearsSeveralRooms ? type : nil
         self._room = room
     }
@@ -43,25 +43,26 @@ struct Lanes: Sendable {
     /// Just `lane`: what a subscribe that replays holds, the one lane every post its subscription
     /// could hear holds (see ``RouteTable/replayLane(at:pinning:departed:)``).
     @inlinable
-    init(only lane: Locked<Void>) {
+    init(only lane: Lane) {
         self._type = nil
         self._room = lane
     }
 
     /// Runs `body` holding these lanes, the type's first.
-    @inlinable
-    func inOrder<Result: Sendable>(_ body: () -> Result) -> Result {
-        switch (_type, _room) {
-        case (nil, nil): body()
-        case (nil, let room?): room.withLock(body)
-        case (let type?, nil): type.withLock(body)
-        case (let type?, let room?): type.withLock { room.withLock(body) }
+    @inlinable @inline(__always)
+    func inOrder<Result>(_ body: () -> Result) -> Result {
+        _type?.lock()
+        _room?.lock()
+        defer {
+            _room?.unlock()
+            _type?.unlock()
         }
+        return body()
     }
 
     /// Whether a post holding these lanes waits for one holding `other`.
     func sharesALock(with other: Lanes) -> Bool {
-        func same(_ lhs: Locked<Void>?, _ rhs: Locked<Void>?) -> Bool {
+        func same(_ lhs: Lane?, _ rhs: Lane?) -> Bool {
             guard let lhs, let rhs else { return false }
             return lhs === rhs
         }

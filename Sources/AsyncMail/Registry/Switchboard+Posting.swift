@@ -154,23 +154,25 @@ extension Switchboard {
         recording mail: M?
     ) -> (Recipients<M, S>, Lanes, AfterUnlock<LatestMail<M>.Displaced?>) {
         let (table, taps) = withRegistry { registry -> (RouteTable<M>?, [Subscriber<PostedMail>]?) in
-            (registry.recentTable(for: M.self), registry._taps._entries.isEmpty ? nil : registry._taps._entries)
+            (registry.recentTable(for: M.self), registry._taps.count > 0 ? registry._taps._entries : nil)
         }
-        guard let table else {
-            var recipients = Recipients<M, S>()
-            recipients._taps = taps
-            return (recipients, Lanes(), AfterUnlock(releasing: nil))
+        // Written in place under the lock rather than returned through it: a tuple of these
+        // generic values returned through the lock's closure was copied and destroyed by
+        // value witnesses on every post.
+        var recipients = Recipients<M, S>()
+        var lanes = Lanes()
+        var afterUnlock = AfterUnlock<LatestMail<M>.Displaced?>(releasing: nil)
+        if let table {
+            let retired = table.withIndex { () -> Bool in
+                // A retired table holds nobody; a table filed since is newer than this post.
+                guard !table.isRetired else { return false }
+                afterUnlock = table.housekeep(afterPosting: mail, key: key)
+                table.capture(from: sender, key: key, into: &recipients, lanes: &lanes)
+                return table.retireIfUnused()
+            }
+            if retired { forget(table) }
         }
-        var (captured, retired) = table.withIndex {
-            () -> ((Recipients<M, S>, Lanes, AfterUnlock<LatestMail<M>.Displaced?>), Bool) in
-            // A retired table holds nobody; a table filed since is newer than this post.
-            guard !table.isRetired else { return ((Recipients(), Lanes(), AfterUnlock(releasing: nil)), false) }
-            let afterUnlock = table.housekeep(afterPosting: mail, key: key)
-            let (recipients, lanes) = table.recipients(from: sender, key: key)
-            return ((recipients, lanes, afterUnlock), table.retireIfUnused())
-        }
-        if retired { forget(table) }
-        captured.0._taps = taps
-        return captured
+        recipients._taps = taps
+        return (recipients, lanes, afterUnlock)
     }
 }

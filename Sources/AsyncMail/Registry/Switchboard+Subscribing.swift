@@ -96,7 +96,7 @@ extension Switchboard {
         while true {
             guard let table = openTable(for: M.self) else { return nil }
             // The room's lane can only be taken from a room that exists, so make it first.
-            let found = table.withIndex { () -> (lane: Locked<Void>, departed: [any Finishable])? in
+            let found = table.withIndex { () -> (lane: Lane, departed: [any Finishable])? in
                 guard !table.isRetired else { return nil }
                 var departed: [any Finishable] = []
                 return table.replayLane(at: place, pinning: sender, departed: &departed).map { ($0, departed) }

@@ -39,7 +39,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Guards everything mutable in this table (see above).
     @usableFromInline let _index = Locked()
     /// The type's lane (see ``Lanes``).
-    @usableFromInline let _lane = Locked()
+    @usableFromInline let _lane = Lane()
     /// Set, under `index`, once the table is unused or its mailroom closed: nothing is filed here again.
     @usableFromInline let _isRetired = Atomic<Bool>(false)
     /// Subscriptions that take every mail of this type, from any sender or none.
@@ -88,7 +88,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
 
     /// Whether a subscription of this type hears several rooms, so that posts to different rooms
     /// must keep one order (see ``Lanes``).
-    @inlinable var hearsSeveralRooms: Bool { !_everyone._entries.isEmpty || !_bySenderType.isEmpty }
+    @inlinable var hearsSeveralRooms: Bool { _everyone.count > 0 || !_bySenderType.isEmpty }
 
     /// Object routes checked for a departed sender together, every that many posts: one check
     /// per post on average, in batches so that the cold reads overlap (see ``ObjectRoutes``).
@@ -161,7 +161,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// The lane a subscription at `place` must hold while its replayed mail is yielded: the one
     /// every post it could hear holds (see ``Lanes``). Makes the room if need be.
     @inlinable
-    func replayLane(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Locked<Void>?
+    func replayLane(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Lane?
     {
         switch place {
         case .everyone, .senderType: _lane
@@ -174,10 +174,10 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
     /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
     ///
-    /// Also returns the post's lanes (see ``Lanes``).
+    /// Also sets the post's lanes (see ``Lanes``).
     @inlinable
-    func recipients<S: Sendable>(from sender: S?, key: SenderKey) -> (Recipients<M, S>, Lanes) {
-        var recipients = Recipients<M, S>(everyone: _everyone._entries)
+    func capture<S: Sendable>(from sender: S?, key: SenderKey, into recipients: inout Recipients<M, S>, lanes: inout Lanes) {
+        recipients._everyone = _everyone._entries
         var room: Subscribers<M>?
         switch key {
         case .object(let sender):
@@ -194,7 +194,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         if let room {
             recipients._pinned = room._entries
         }
-        let lanes = Lanes(type: _lane, room: room?._lane, hearsSeveralRooms: hearsSeveralRooms)
+        lanes = Lanes(type: _lane, room: room?._lane, hearsSeveralRooms: hearsSeveralRooms)
         if let sender, !_bySenderType.isEmpty {
             // `as Any` opens an existential `S`, so this is the sender's own type.
             let ownType = ObjectIdentifier(type(of: sender as Any))
@@ -215,7 +215,6 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 recipients._bySenderType = .ownType(ownTypeSubscribers)
             }
         }
-        return (recipients, lanes)
     }
 
     /// The sender types that `sender` is, remembered for its own type. The cache is bounded by

@@ -45,7 +45,7 @@ final class Subscribers<Element: Sendable>: SubscriberList, @unchecked Sendable 
     @usableFromInline @exclusivity(unchecked) var _entries: [Subscriber<Element>] = []
     /// Held by every post to this list's room while it yields (see ``Lanes``); unused by lists
     /// that are not a room's.
-    @usableFromInline let _lane = Locked()
+    @usableFromInline let _lane = Lane()
 
     @inlinable init() {}
 

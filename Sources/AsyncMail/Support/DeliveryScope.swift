@@ -12,55 +12,83 @@ import Darwin
 /// holds its lanes' locks, and either can post to the same mailroom synchronously. Taking a lane
 /// again would trap (the locks are not recursive) or, for another lane, could deadlock against a
 /// thread doing the same the other way round; so such a post is deferred (see ``DeferredPosts``).
-/// A post asks this first, with no lock and nothing shared between threads: each thread keeps a
-/// chain of frames on its own stack, found through a thread-specific key.
+/// A post asks this first, with no lock and nothing shared between threads: each thread has one
+/// record, found through a thread-specific key, that points at a chain of frames on its
+/// own stack (a filter of one mailroom may post to another, so deliveries nest).
 @usableFromInline
 enum DeliveryScope {
     /// One delivery in progress on this thread: the mailroom's switchboard, and the frame of the
-    /// delivery it interrupted (a filter of one mailroom may post to another), or nil.
+    /// delivery it interrupted, or nil.
     @usableFromInline
     struct Frame {
         @usableFromInline let _owner: UnsafeRawPointer
-        @usableFromInline let _outer: UnsafeMutableRawPointer?
+        @usableFromInline let _outer: UnsafeMutablePointer<Frame>?
 
         @inlinable
-        init(owner: UnsafeRawPointer, outer: UnsafeMutableRawPointer?) {
+        init(owner: UnsafeRawPointer, outer: UnsafeMutablePointer<Frame>?) {
             self._owner = owner
             self._outer = outer
         }
     }
 
-    /// The key of the innermost frame; created once per process, never deleted.
+    /// What a thread keeps: its innermost frame. Allocated the first time the thread delivers and
+    /// freed when it exits, so a post pays one `pthread_getspecific` and no `setspecific`.
+    @usableFromInline
+    struct ThreadRecord {
+        @usableFromInline var _innermost: UnsafeMutablePointer<Frame>?
+    }
+
+    /// The key of each thread's record; created once per process, never deleted.
     @usableFromInline static let _key: pthread_key_t = {
         var key = pthread_key_t()
-        let created = pthread_key_create(&key, nil)
+        #if canImport(Darwin)
+        let created = pthread_key_create(&key) { $0.deallocate() }
+        #else
+        let created = pthread_key_create(&key) { $0?.deallocate() }
+        #endif
         precondition(created == 0, "AsyncMail could not create a thread-specific key (\(created))")
         return key
     }()
+
+    /// This thread's record, nil until it first delivers.
+    @inlinable
+    static var thread: UnsafeMutablePointer<ThreadRecord>? {
+        pthread_getspecific(_key)?.assumingMemoryBound(to: ThreadRecord.self)
+    }
 
     /// Whether this thread is inside a delivery of `owner`'s.
     @inlinable
     static func isDelivering(_ owner: AnyObject) -> Bool {
         let wanted = UnsafeRawPointer(Unmanaged.passUnretained(owner).toOpaque())
-        var frame = pthread_getspecific(_key)
+        var frame = thread?.pointee._innermost
         while let current = frame {
-            let read = current.assumingMemoryBound(to: Frame.self).pointee
-            if read._owner == wanted { return true }
-            frame = read._outer
+            if current.pointee._owner == wanted { return true }
+            frame = current.pointee._outer
         }
         return false
     }
 
     /// Runs `body` as a delivery of `owner`'s on this thread.
-    @inlinable
+    @inlinable @inline(__always)
     static func delivering<Result>(_ owner: AnyObject, _ body: () -> Result) -> Result {
-        let outer = pthread_getspecific(_key)
+        let record = thread ?? makeThread()
+        let outer = record.pointee._innermost
         var frame = Frame(owner: UnsafeRawPointer(Unmanaged.passUnretained(owner).toOpaque()), outer: outer)
-        // The frame lives on this stack for exactly as long as the key points at it.
+        // The frame lives on this stack for exactly as long as the record points at it.
         return withUnsafeMutablePointer(to: &frame) { pointer in
-            pthread_setspecific(_key, pointer)
-            defer { pthread_setspecific(_key, outer) }
+            record.pointee._innermost = pointer
+            defer { record.pointee._innermost = outer }
             return body()
         }
+    }
+
+    /// Makes this thread's record; once per thread.
+    @usableFromInline
+    static func makeThread() -> UnsafeMutablePointer<ThreadRecord> {
+        let record = UnsafeMutablePointer<ThreadRecord>.allocate(capacity: 1)
+        record.initialize(to: ThreadRecord(_innermost: nil))
+        let stored = pthread_setspecific(_key, record)
+        precondition(stored == 0, "AsyncMail could not set a thread-specific value (\(stored))")
+        return record
     }
 }

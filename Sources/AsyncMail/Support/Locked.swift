@@ -21,21 +21,13 @@ package final class Locked<State: ~Copyable>: Sendable {
     }
 
     /// Runs `body` holding the lock. Never call it again from `body`: the lock is not recursive.
-    @inlinable
+    @inlinable @inline(__always)
     package func withLock<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
         _mutex.withLock { state in
             _threadSanitizer?.acquire(self)
             defer { _threadSanitizer?.release(self) }
             return body(&state)
         }
-    }
-}
-
-extension Locked {
-    /// Whether another thread, or this one, holds the lock right now; for tests, which use it
-    /// only while the holder is known to be parked.
-    package var isHeld: Bool {
-        _mutex.withLockIfAvailable { _ in () } == nil
     }
 }
 
