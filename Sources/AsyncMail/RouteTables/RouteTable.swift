@@ -161,8 +161,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// The lane a subscription at `place` must hold while its replayed mail is yielded: the one
     /// every post it could hear holds (see ``Lanes``). Makes the room if need be.
     @inlinable
-    func replayLane(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Lane?
-    {
+    func replayLane(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Lane? {
         switch place {
         case .everyone, .senderType: _lane
         case .object, .value: room(at: place, pinning: sender, departed: &departed)?._lane
@@ -176,7 +175,12 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     ///
     /// Also sets the post's lanes (see ``Lanes``).
     @inlinable
-    func capture<S: Sendable>(from sender: S?, key: SenderKey, into recipients: inout Recipients<M, S>, lanes: inout Lanes) {
+    func capture<S: Sendable>(
+        from sender: S?,
+        key: SenderKey,
+        into recipients: inout Recipients<M, S>,
+        lanes: inout Lanes
+    ) {
         recipients._everyone = _everyone._entries
         var room: Subscribers<M>?
         switch key {
