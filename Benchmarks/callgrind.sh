@@ -14,11 +14,13 @@ strip -g -o "$work/Probe" .build/release/Probe
 
 # Instructions for `posts` posts: the run's total less that of a run with half as many posts,
 # which leaves out start-up and building the crowd.
-# With COLLECT set to a function pattern, only the instructions inside matching functions count.
+# With COLLECT set to function patterns (space-separated), only the instructions inside matching
+# functions count.
 per_post() {
-    local counts=()
+    local counts=() collect=()
+    for pattern in ${COLLECT:-}; do collect+=("--toggle-collect=$pattern"); done
     for posts in 10000 20000; do
-        counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null ${COLLECT:+--toggle-collect="$COLLECT"} \
+        counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "${collect[@]}" \
             "$work/Probe" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
     done
     echo $(((counts[1] - counts[0]) / 10000))
@@ -40,13 +42,13 @@ for crowd in types values objects; do
 done
 
 # The share of a post's instructions spent holding a lock that a post to another room (or type)
-# also takes: the registry look-up and the capture under the type's index. Both happen inside
-# `Switchboard.capture`, which is kept out of line for this, so the count includes taking and
-# releasing both locks and the few instructions between them: an upper bound.
+# also takes: the registry look-up (`Registry.lookUp`) and the capture under the type's index
+# (`RouteTable.capturePost`), each kept out of line for this. Taking and releasing the two locks
+# is not counted (about 20 instructions each, uncontended); everything done while holding them is.
 printf '\n%-36s %8s %8s %8s\n' "Under a lock other rooms take" post shared share
 for crowd in values objects; do
     whole=$(per_post "$crowd" beside)
-    shared=$(COLLECT='*11SwitchboardC7capture*' per_post "$crowd" beside)
+    shared=$(COLLECT='*RegistryV6lookUp* *RouteTableC11capturePost*' per_post "$crowd" beside)
     label="post to 1 of 10k $crowd rooms"
     printf '%-36s %8s %8s %8s\n' "$label" "$whole" "$shared" "$(python3 -c "print(f'{100 * $shared / $whole:.1f}%')")"
 done

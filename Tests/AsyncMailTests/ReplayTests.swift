@@ -135,7 +135,7 @@ struct ReplayTests {
         withExtendedLifetime(second) {}
     }
 
-    @Test("a replayed mail is yielded while the delivery lock is held, so no newer post can overtake it")
+    @Test("a replayed mail is yielded holding its subscription's lane, so no newer post can overtake it")
     func replayHoldsTheDeliveryOrder() async throws {
         let observed = Locked<[Bool]>([])
         let mailroom = Mailroom(replayProbe: { isHeld in observed.withLock { $0.append(isHeld) } })
@@ -143,7 +143,7 @@ struct ReplayTests {
         await mailroom.post(Settings(theme: "dark"))
         let stream = await mailroom.subscribe(to: Settings.self, startingWithLatest: true)
         await mailroom.post(Settings(theme: "light"))
-        #expect(observed.withLock { $0 } == [true], "the replay ran once, holding the delivery lock")
+        #expect(observed.withLock { $0 } == [true], "the replay ran once, holding its lane")
         #expect(try await withTimeout { await stream.first(2) }.map(\.theme) == ["dark", "light"])
     }
 }

@@ -77,7 +77,7 @@ struct SynchronousPostingTests {
         let pings = await mailroom.subscribe(to: Ping.self)
         let carried = await mailroom.subscribe(to: Carried.self, bufferingPolicy: .bufferingNewest(1))
         await mailroom.post(Carried(echo: Echo(mailroom, id: 7)))
-        // Evicts the first mail inside the yield, under the delivery lock; its deinit posts.
+        // Evicts the first mail inside the yield, holding the post's lanes; its deinit posts.
         #expect(await mailroom.post(Carried(echo: Echo(mailroom, id: 8))) == Receipt(dropped: 1))
         #expect(try await withTimeout { await pings.first(1) }.map(\.id) == [7])
         withExtendedLifetime(carried) {}

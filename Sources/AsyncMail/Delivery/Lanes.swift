@@ -48,6 +48,12 @@ struct Lanes: Sendable {
         self._room = lane
     }
 
+    /// These lanes without the room's: for a post whose room turned out not to be its sender's.
+    @inlinable
+    var withoutRoom: Lanes {
+        Lanes(type: _type, room: nil, hearsSeveralRooms: _type != nil)
+    }
+
     /// Runs `body` holding these lanes, the type's first.
     @inlinable @inline(__always)
     func inOrder<Result>(_ body: () -> Result) -> Result {

@@ -5,8 +5,8 @@
 /// termination handler (and that handler takes the switchboard's lock): yielding under the lock
 /// would invert the two and deadlock. The arrays are copy-on-write snapshots, so capturing them
 /// costs a retain, not an allocation; a subscription removed meanwhile answers `.terminated` and
-/// counts nowhere. Posts stay in one order because each holds the switchboard's `deliveryOrder`
-/// lock from capture to its last yield.
+/// counts nowhere. Posts that share a subscriber keep one order because each holds the lanes
+/// that order them (see ``Lanes``) from before its first yield to after its last.
 @usableFromInline
 struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Subscriptions that take every mail of the type.
@@ -86,13 +86,17 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         for subscriber in subscribers {
             // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
             if let accepts = subscriber._accepts, !accepts(element) { continue }
-            // Pushed before the mail, so that a consumer never takes a mail ahead of its context.
-            if let contexts = subscriber._contexts, let context { contexts.push(context) }
-            switch subscriber._continuation.yield(element) {
+            let result: AsyncStream<Element>.Continuation.YieldResult
+            if let contexts = subscriber._contexts, let context {
+                // The context goes in with the mail, so that a consumer never takes a mail ahead of it.
+                result = contexts.offer(context) { subscriber._continuation.yield(element) }
+            } else {
+                result = subscriber._continuation.yield(element)
+            }
+            switch result {
             case .enqueued:
                 receipt.delivered += 1
             case .dropped:
-                if let contexts = subscriber._contexts, context != nil { contexts.discardLast() }
                 if let endSignal = subscriber._endSignal {
                     // Past its backlog limit: end it now, so that later mail of this post (or
                     // batch) finds it terminated, and it is unregistered before the post returns.

@@ -3,10 +3,11 @@ import Synchronization
 /// The contexts of one subscription's buffered mail, in the buffer's order.
 ///
 /// An `AsyncStream`'s elements are the mail itself, so the context travels beside it: a post
-/// pushes the context before it yields the mail, and the consumer pops one after it takes a mail.
-/// The two queues stay aligned because posts are serialised by the delivery lock, each pushed
-/// context is either followed by its mail or taken back (``discardLast()``, when the buffer refused
-/// the mail), and only buffers that refuse new mail rather than evict old mail get one: a
+/// pushes the context and yields the mail in one step under this queue's lock (``offer(_:_:)``),
+/// and the consumer pops one after it takes a mail. The two queues stay aligned because no two
+/// posts can interleave their push and yield (a tap hears posts that share no lane), each pushed
+/// context is either followed by its mail or taken back in the same step, when the buffer refused
+/// the mail, and only buffers that refuse new mail rather than evict old mail get one: a
 /// `.bufferingNewest` buffer evicts a mail the consumer may be taking at that moment, which no
 /// queue beside it can follow. Its length is bounded by the buffer's.
 ///
@@ -28,19 +29,25 @@ final class PostContexts: Sendable {
         self.instrumentation = instrumentation
     }
 
-    /// Before a mail is yielded: its context.
+    /// Pushes `context` and yields its mail with `yield`, as one step; takes the context back
+    /// when the buffer refused the mail.
+    ///
+    /// Yielding under this lock is safe: the buffer never evicts (see above), so no mail is
+    /// released here, and a consumer's `pop()` takes this lock while holding nothing else.
     @usableFromInline
-    func push(_ context: PostContext) {
-        queue.withLock { $0.contexts.append(context) }
-    }
-
-    /// The buffer refused the mail whose context was pushed last.
-    @usableFromInline
-    func discardLast() {
-        // Returned, so that it is released after unlocking: a context holds user values.
-        _ = queue.withLock { queue -> PostContext? in
-            queue.contexts.count > queue.head ? queue.contexts.removeLast() : nil
+    func offer<Element: Sendable>(
+        _ context: PostContext,
+        _ yield: () -> AsyncStream<Element>.Continuation.YieldResult
+    ) -> AsyncStream<Element>.Continuation.YieldResult {
+        // The refused mail and its context are returned, to be released after unlocking: both
+        // hold user values.
+        let (result, _) = queue.withLock { queue -> (AsyncStream<Element>.Continuation.YieldResult, PostContext?) in
+            queue.contexts.append(context)
+            let result = yield()
+            guard case .dropped = result else { return (result, nil) }
+            return (result, queue.contexts.removeLast())
         }
+        return result
     }
 
     /// After the consumer took a mail: that mail's context.

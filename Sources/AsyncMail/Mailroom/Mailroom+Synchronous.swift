@@ -14,7 +14,7 @@ extension Mailroom {
     ///
     /// Called while this thread is delivering another post of the same mailroom (from a `where:`
     /// filter, or from the deinit of a mail released during delivery), it cannot be delivered in
-    /// the middle of that post without breaking the one order, so it is deferred: it returns a
+    /// the middle of that post without breaking the order its subscribers share, so it is deferred: it returns a
     /// receipt with `deferred: 1` and is delivered right after the post in progress.
     ///
     /// ```swift

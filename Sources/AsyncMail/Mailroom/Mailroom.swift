@@ -14,8 +14,14 @@ import Synchronization
 /// Guarantees:
 /// - **Live on return.** When `subscribe` returns, the subscription is registered: nothing
 ///   posted afterwards can be missed, even before the stream is iterated.
-/// - **One order.** All subscribers of a mail type receive it in the order the mailroom
-///   accepted the posts; each poster's mail arrives in the order it was posted.
+/// - **One order where it can be seen.** Any two subscriptions receive the posts they both hear
+///   in one order: the subscriptions to one sender (a *room*) see its posts in one order, and
+///   while a subscription of the type hears several rooms (``Senders/everyone``, `fromAny:`), all
+///   of the type's subscriptions see its posts in one order. Each poster's mail arrives in the
+///   order it was posted.
+/// - **No shared lock where no order is owed.** Posts of different types, and posts to
+///   different rooms of a type that no subscription hears all of, never wait for each other:
+///   a slow `where:` filter delays only the posts its own subscribers could see.
 /// - **No hops.** Every method runs on the caller's executor and never suspends
 ///   (`nonisolated(nonsending)`), so a main-actor caller pays no thread switch per post. The
 ///   `await` at each call site is part of the actor's shape, not a wait.
@@ -113,9 +119,10 @@ public final actor Mailroom {
     ///     never takes a buffer slot and counts in neither column of the ``Receipt``. It runs
     ///     once per matching post, on the poster's thread, so keep it cheap and free of side
     ///     effects. It never runs under the mailroom's registry lock, so it may drop or cancel
-    ///     streams; but it runs while its post keeps the one delivery order, so it must not
-    ///     block waiting for another post to this mailroom. A ``postSynchronously(_:)`` it makes
-    ///     is deferred until its post is done (see ``Receipt``).
+    ///     streams; but it runs while its post holds the lanes that order it, so while it runs,
+    ///     the posts that share a subscriber with this one wait (posts to other rooms and types
+    ///     do not), and it must not block waiting for another post to this mailroom. A
+    ///     ``postSynchronously(_:)`` it makes is deferred until its post is done (see ``Receipt``).
     @inlinable
     public nonisolated(nonsending) func subscribe<M: Mail>(
         to type: M.Type,
@@ -173,8 +180,11 @@ public final actor Mailroom {
 
     /// Taps every post of every mail type, for logging, auditing and debugging tools.
     ///
-    /// Each post arrives as a type-erased ``PostedMail`` (the mail, its type and its sender), in
-    /// the same one order that subscribers see. Taps observe without taking part: they are not
+    /// Each post arrives as a type-erased ``PostedMail`` (the mail, its type and its sender). A
+    /// tap adds no ordering of its own: the posts to one room reach it in the room's order, and
+    /// those of a type that a subscription hears in several rooms in the type's order, as
+    /// subscribers see them; posts of different types, or to rooms nothing orders, may reach two
+    /// taps in different orders. Taps observe without taking part: they are not
     /// counted in receipts or in ``subscriberCount(for:)``. While nobody taps, a post pays a
     /// single check for it. Like every subscription, a tap is live on return and ends when its
     /// consuming task is cancelled, its stream is dropped, or the mailroom closes. For a tap that
@@ -298,7 +308,7 @@ public final actor Mailroom {
     /// Posts a batch of mail with no sender, in order, as one delivery.
     ///
     /// Equivalent to posting each mail in turn, with nothing from other posters in between,
-    /// but cheaper: the delivery lock and the lookup of subscriptions are taken once for the
+    /// but cheaper: the lanes and the lookup of subscriptions are taken once for the
     /// whole batch (the measured gain is in `Benchmarks/README.md`).
     ///
     /// ```swift

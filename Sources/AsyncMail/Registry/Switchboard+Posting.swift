@@ -153,24 +153,32 @@ extension Switchboard {
         key: SenderKey,
         recording mail: M?
     ) -> (Recipients<M, S>, Lanes, AfterUnlock<LatestMail<M>.Displaced?>) {
-        let (table, taps) = withRegistry { registry -> (RouteTable<M>?, [Subscriber<PostedMail>]?) in
-            (registry.recentTable(for: M.self), registry._taps.count > 0 ? registry._taps._entries : nil)
-        }
+        let (table, taps) = withRegistry { $0.lookUp(M.self) }
         // Written in place under the lock rather than returned through it: a tuple of these
         // generic values returned through the lock's closure was copied and destroyed by
         // value witnesses on every post.
         var recipients = Recipients<M, S>()
         var lanes = Lanes()
         var afterUnlock = AfterUnlock<LatestMail<M>.Displaced?>(releasing: nil)
+        var unverified: ValueTable<Subscribers<M>>.Entry?
         if let table {
-            let retired = table.withIndex { () -> Bool in
-                // A retired table holds nobody; a table filed since is newer than this post.
-                guard !table.isRetired else { return false }
-                afterUnlock = table.housekeep(afterPosting: mail, key: key)
-                table.capture(from: sender, key: key, into: &recipients, lanes: &lanes)
-                return table.retireIfUnused()
+            let (captured, retired) = table.withIndex {
+                table.capturePost(
+                    mail,
+                    from: sender,
+                    key: key,
+                    into: &recipients,
+                    lanes: &lanes,
+                    unverified: &unverified,
+                    afterUnlock: &afterUnlock
+                )
             }
             if retired { forget(table) }
+            // Outside the lock: the room found by its digest is the sender's only if they are equal.
+            if captured, let unverified, case .value(let value) = key, !(unverified._sender == value) {
+                recipients._pinned = nil
+                lanes = lanes.withoutRoom
+            }
         }
         recipients._taps = taps
         return (recipients, lanes, afterUnlock)

@@ -117,8 +117,11 @@ extension Switchboard {
                 if let replayed = filed.replayed, subscriber._accepts?(replayed) != false {
                     if let _replayProbe { _replayProbe(DeliveryScope.isDelivering(self)) }
                     // A replayed mail was posted long ago: its context is not kept.
-                    subscriber._contexts?.push(.none)
-                    if case .dropped = subscriber._continuation.yield(replayed) { subscriber._contexts?.discardLast() }
+                    if let contexts = subscriber._contexts {
+                        _ = contexts.offer(.none) { subscriber._continuation.yield(replayed) }
+                    } else {
+                        subscriber._continuation.yield(replayed)
+                    }
                 }
                 return filed.displaced
             }

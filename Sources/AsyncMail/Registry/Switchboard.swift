@@ -65,6 +65,15 @@ final class Switchboard: Sendable {
             return Self.downcast(table, to: M.self)
         }
 
+        /// What a post reads here: `M`'s table, if it has one, and the taps, if any.
+        ///
+        /// Kept out of line (a few instructions per post) so that `Benchmarks/callgrind.sh` can
+        /// count what a post does under a lock that every other post also takes.
+        @inlinable @inline(never)
+        mutating func lookUp<M: Mail>(_ type: M.Type) -> (RouteTable<M>?, [Subscriber<PostedMail>]?) {
+            (recentTable(for: M.self), _taps.count > 0 ? _taps._entries : nil)
+        }
+
         /// `table` as the table of `M`, without a dynamic cast.
         ///
         /// The one place a table's type is taken on trust. It is safe because a table is only

@@ -8,7 +8,8 @@
 /// ``Mailroom/subscribe(to:from:backlogLimit:startingWithLatest:where:)`` or
 /// ``Mailroom/subscribe(to:fromAny:backlogLimit:startingWithLatest:where:)``.
 ///
-/// - Ordering: mail arrives in the one order every subscriber of the mailroom shares.
+/// - Ordering: mail arrives in the order every subscription that hears the same posts shares
+///   (see ``Mailroom/post(_:from:)``).
 /// - Buffering: up to ``backlogLimit`` mails wait for the consumer. The post that finds the buffer
 ///   full does not buffer its mail: it ends the subscription, counts it in ``Receipt/ended``, and
 ///   the subscription no longer counts in ``Mailroom/subscriberCount(for:)`` when that post returns.

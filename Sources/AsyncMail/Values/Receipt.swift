@@ -14,8 +14,8 @@
 ///
 /// A ``Mailroom/postSynchronously(_:)`` made while the same thread is delivering another post
 /// of the same mailroom (from a `where:` filter, or from the deinit of a mail that delivery
-/// released) cannot be delivered in the middle of that post without breaking the one order
-/// every subscriber shares. It is *deferred*: its receipt counts its mail in `deferred` and
+/// released) cannot be delivered in the middle of that post without breaking the order its
+/// subscribers share. It is *deferred*: its receipt counts its mail in `deferred` and
 /// nothing else, and the same thread delivers it, as an ordinary post, right after the one in
 /// progress.
 public struct Receipt: Sendable, Equatable, Hashable, CustomStringConvertible {
