@@ -232,6 +232,37 @@ struct InstrumentationTests {
         #expect(posted.map { $0.context.value as? String } == ["t"])
     }
 
+    @Test("a bounded tap keeps each mail with its own context while posts that share no lane race to it")
+    func tapContextsStayAlignedUnderRacingPosts() async throws {
+        let mailroom = Mailroom(instrumentation: Tracing())
+        let posters = 4
+        let postsEach = scaled(5_000)
+        let tap = await mailroom.subscribeToAllMail(backlogLimit: posters * postsEach)
+        // One room per poster, each with a subscriber: the posts hold different lanes.
+        var rooms: [AsyncStream<Ping>] = []
+        for poster in 0..<posters {
+            rooms.append(await mailroom.subscribe(to: Ping.self, from: .only(RoomID("room \(poster)"))))
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for poster in 0..<posters {
+                group.addTask {
+                    for index in 0..<postsEach {
+                        let id = poster * 1_000_000 + index
+                        await Trace.$id.withValue("\(id)") {
+                            await mailroom.post(Ping(id: id), from: RoomID("room \(poster)"))
+                        }
+                    }
+                }
+            }
+        }
+        let deliveries = try await withTimeout { try await tap.withContexts.first(posters * postsEach) }
+        let misplaced = deliveries.filter { delivery in
+            delivery.context.value as? String != delivery.mail.mail(as: Ping.self).map { "\($0.id)" }
+        }
+        #expect(misplaced.count == 0, "mails that came with another mail's context")
+        withExtendedLifetime(rooms) {}
+    }
+
     @Test("without instrumentation nothing is kept beside a buffer and every context is none")
     func uninstrumentedCarriesNothing() async throws {
         let mailroom = Mailroom()
