@@ -6,22 +6,27 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build -c release --product Probe >/dev/null
+# A second build keeps the two functions a post runs under shared locks out of line, so that
+# callgrind can count them alone (see the end); the first has them inlined, as users get them.
+swift build -c release --product Probe --scratch-path .build-shared-locks -Xswiftc -DASYNCMAIL_COUNT_SHARED_LOCKS >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # valgrind 3.19 cannot read the DWARF 5 debug info that Swift 6.3 emits (it stops at "unhandled
 # dwarf2 abbrev form code 0x25"); a copy without it runs.
 strip -g -o "$work/Probe" .build/release/Probe
+strip -g -o "$work/ProbeSharedLocks" .build-shared-locks/release/Probe
 
 # Instructions for `posts` posts: the run's total less that of a run with half as many posts,
 # which leaves out start-up and building the crowd.
 # With COLLECT set to function patterns (space-separated), only the instructions inside matching
-# functions count.
+# functions count; PROBE picks the build (Probe or ProbeSharedLocks).
 per_post() {
-    local counts=() collect=()
-    for pattern in ${COLLECT:-}; do collect+=("--toggle-collect=$pattern"); done
+    local counts=() collect=() patterns=()
+    read -r -a patterns <<<"${COLLECT:-}"
+    for pattern in "${patterns[@]}"; do collect+=("--toggle-collect=$pattern"); done
     for posts in 10000 20000; do
         counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "${collect[@]}" \
-            "$work/Probe" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
+            "$work/${PROBE:-Probe}" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
     done
     echo $(((counts[1] - counts[0]) / 10000))
 }
@@ -43,12 +48,13 @@ done
 
 # The share of a post's instructions spent holding a lock that a post to another room (or type)
 # also takes: the registry look-up (`Registry.lookUp`) and the capture under the type's index
-# (`RouteTable.capturePost`), each kept out of line for this. Taking and releasing the two locks
-# is not counted (about 20 instructions each, uncontended); everything done while holding them is.
+# (`RouteTable.capturePost`), each kept out of line in the second build. Taking and releasing the
+# two locks is not counted (about 20 instructions each, uncontended); everything done while
+# holding them is. The whole post is counted in the same build, so the share is of like with like.
 printf '\n%-36s %8s %8s %8s\n' "Under a lock other rooms take" post shared share
 for crowd in values objects; do
-    whole=$(per_post "$crowd" beside)
-    shared=$(COLLECT='*RegistryV6lookUp* *RouteTableC11capturePost*' per_post "$crowd" beside)
+    whole=$(PROBE=ProbeSharedLocks per_post "$crowd" beside)
+    shared=$(PROBE=ProbeSharedLocks COLLECT='*RegistryV6lookUp* *RouteTableC11capturePost*' per_post "$crowd" beside)
     label="post to 1 of 10k $crowd rooms"
     printf '%-36s %8s %8s %8s\n' "$label" "$whole" "$shared" "$(python3 -c "print(f'{100 * $shared / $whole:.1f}%')")"
 done

@@ -144,9 +144,8 @@ extension Switchboard {
     /// also orders the post against a replaying subscribe, which reads the kept mail there.
     ///
     /// Everything a post does under a lock that a post to another room also takes happens in
-    /// here, kept out of line (a few instructions per post) so that `Benchmarks/callgrind.sh`
-    /// can count it on its own.
-    @inlinable @inline(never)
+    /// here: in `Registry.lookUp` and `RouteTable.capturePost`.
+    @inlinable
     func capture<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,

@@ -67,9 +67,15 @@ final class Switchboard: Sendable {
 
         /// What a post reads here: `M`'s table, if it has one, and the taps, if any.
         ///
-        /// Kept out of line (a few instructions per post) so that `Benchmarks/callgrind.sh` can
-        /// count what a post does under a lock that every other post also takes.
-        @inlinable @inline(never)
+        /// Built with `ASYNCMAIL_COUNT_SHARED_LOCKS`, it is kept out of line, so that
+        /// `Benchmarks/callgrind.sh` can count what a post does under a lock that every other
+        /// post also takes; otherwise it is inlined.
+        #if ASYNCMAIL_COUNT_SHARED_LOCKS
+        @inline(never)
+        #else
+        @inline(__always)
+        #endif
+        @inlinable
         mutating func lookUp<M: Mail>(_ type: M.Type) -> (RouteTable<M>?, [Subscriber<PostedMail>]?) {
             (recentTable(for: M.self), _taps.count > 0 ? _taps._entries : nil)
         }

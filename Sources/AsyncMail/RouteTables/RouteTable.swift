@@ -175,10 +175,15 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// housekeeping for the post, captures its recipients and lanes, and returns whether the
     /// table retired now.
     ///
-    /// Kept out of line (a few instructions per post), like the registry's ``Switchboard/Registry/lookUp(_:)``,
-    /// so that `Benchmarks/callgrind.sh` can count what a post does under a lock that a post to
-    /// another room also takes.
-    @inlinable @inline(never)
+    /// Built with `ASYNCMAIL_COUNT_SHARED_LOCKS`, it is kept out of line, like the registry's
+    /// `lookUp`, so that `Benchmarks/callgrind.sh` can count what a post does under a lock that
+    /// a post to another room also takes; otherwise it is inlined.
+    #if ASYNCMAIL_COUNT_SHARED_LOCKS
+    @inline(never)
+    #else
+    @inline(__always)
+    #endif
+    @inlinable
     func capturePost<S: Sendable>(
         _ mail: M?,
         from sender: S?,
