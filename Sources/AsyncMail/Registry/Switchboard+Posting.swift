@@ -159,7 +159,7 @@ extension Switchboard {
         var recipients = Recipients<M, S>()
         var lanes = Lanes()
         var afterUnlock = AfterUnlock<LatestMail<M>.Displaced?>(releasing: nil)
-        var unverified: ValueTable<Subscribers<M>>.Entry?
+        var check = RoomCheck<M>.none
         if let table {
             let (captured, retired) = table.withIndex {
                 table.capturePost(
@@ -168,13 +168,13 @@ extension Switchboard {
                     key: key,
                     into: &recipients,
                     lanes: &lanes,
-                    unverified: &unverified,
+                    check: &check,
                     afterUnlock: &afterUnlock
                 )
             }
             if retired { forget(table) }
-            // Outside the lock: the room found by its digest is the sender's only if they are equal.
-            if captured, let unverified, case .value(let value) = key, !(unverified._sender == value) {
+            // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
+            if captured, !check.holds(for: key) {
                 recipients._pinned = nil
                 lanes = lanes.withoutRoom
             }

@@ -28,7 +28,7 @@ struct ObjectRoutes<M: Mail> {
     /// Every route, in no particular order.
     @usableFromInline var _routes: [ObjectRoute<M>] = []
     /// Where each route sits in `routes`.
-    @usableFromInline var _positions: [ObjectIdentifier: Int] = [:]
+    @usableFromInline var _positions: [Address: Int] = [:]
     /// The next route a budgeted sweep will check. Sweeps walk down from the top, one round at a
     /// time: routes above the cursor were checked this round (or pinned since it began), routes at
     /// or below it were not. Negative, or past the end, means: go on from the top.
@@ -42,29 +42,29 @@ struct ObjectRoutes<M: Mail> {
 
     @inlinable
     subscript(key: ObjectIdentifier) -> ObjectRoute<M>? {
-        _positions[key].map { _routes[$0] }
+        _positions[Address(key)].map { _routes[$0] }
     }
 
     /// Adds a route, replacing any route whose (departed) sender had the same address.
     /// Returns the replaced route.
     @inlinable
     mutating func insert(_ route: ObjectRoute<M>) -> ObjectRoute<M>? {
-        if let position = _positions[route._key] {
+        if let position = _positions[Address(route._key)] {
             defer { _routes[position] = route }
             return _routes[position]
         }
-        _positions[route._key] = _routes.count
+        _positions[Address(route._key)] = _routes.count
         _routes.append(route)
         return nil
     }
 
     @inlinable @discardableResult
     mutating func remove(_ key: ObjectIdentifier) -> ObjectRoute<M>? {
-        guard let position = _positions.removeValue(forKey: key) else { return nil }
+        guard let position = _positions.removeValue(forKey: Address(key)) else { return nil }
         let last = _routes.count - 1
         if position != last {
             _routes.swapAt(position, last)
-            _positions[_routes[position]._key] = position
+            _positions[Address(_routes[position]._key)] = position
         }
         return _routes.removeLast()
     }

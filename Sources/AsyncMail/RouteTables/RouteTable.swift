@@ -190,28 +190,28 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         key: SenderKey,
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
-        unverified: inout ValueTable<Subscribers<M>>.Entry?,
+        check: inout RoomCheck<M>,
         afterUnlock: inout AfterUnlock<LatestMail<M>.Displaced?>
     ) -> (captured: Bool, retired: Bool) {
         guard !isRetired else { return (false, false) }
         afterUnlock = housekeep(afterPosting: mail, key: key)
-        capture(from: sender, key: key, into: &recipients, lanes: &lanes, unverified: &unverified)
+        capture(from: sender, key: key, into: &recipients, lanes: &lanes, check: &check)
         return (true, retireIfUnused())
     }
 
     /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
     /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
     ///
-    /// Also sets the post's lanes (see ``Lanes``). A value sender's room is found by its digest
-    /// alone when one room has it: `unverified` is then that room's entry, and the caller drops
-    /// the room (recipients and lane) unless the entry's sender equals the post's.
+    /// Also sets the post's lanes (see ``Lanes``). The room is found by its sender's digest or
+    /// address alone: `check` says what the caller checks once the lock is released (see
+    /// ``RoomCheck``), and it drops the room (recipients and lane) unless the check holds.
     @inlinable
     func capture<S: Sendable>(
         from sender: S?,
         key: SenderKey,
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
-        unverified: inout ValueTable<Subscribers<M>>.Entry?
+        check: inout RoomCheck<M>
     ) {
         recipients._everyone = _everyone._entries
         var room: Subscribers<M>?
@@ -219,15 +219,16 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         case .object(let sender):
             // The route is keyed by the sender's address: if its (weak) sender is still alive,
             // it is the posted object, which is alive too. Otherwise it is a departed sender's.
-            if let route = _byObject[sender._id], route._sender != nil {
+            if let route = _byObject[sender._id] {
                 room = route._subscribers
+                check = .object(route)
             }
         case .value(let value):
             switch _byValue.candidate(for: value) {
             case .none: break
             case .unverified(let entry):
                 room = entry._value
-                unverified = entry
+                check = .value(entry)
             case .verified(let found): room = found
             }
         case .none:
