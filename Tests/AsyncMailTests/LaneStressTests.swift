@@ -72,7 +72,7 @@ struct LaneStressTests {
 
         // Subscriptions to every Beta room, each for a few turns of the scheduler, until posting ends.
         let posting = Atomic<Bool>(true)
-        let cycles = Atomic<Int>(0)
+        let cycles = Locked(0)
         let churner = Task {
             var seen: [[Beta]] = []
             while posting.load(ordering: .relaxed) {
@@ -81,7 +81,7 @@ struct LaneStressTests {
                 for _ in 0..<20 { await Task.yield() }
                 reader.cancel()
                 seen.append(await reader.value)
-                cycles.add(1, ordering: .relaxed)
+                cycles.withLock { $0 += 1 }
             }
             return seen
         }
@@ -93,7 +93,7 @@ struct LaneStressTests {
                         for index in 0..<postsEach {
                             // Halfway, the subscriptions to every Beta room have come and gone
                             // at least twice while the others kept posting.
-                            while poster == 0 && index == postsEach / 2 && cycles.load(ordering: .relaxed) < 2 {
+                            while poster == 0 && index == postsEach / 2 && cycles.withLock({ $0 }) < 2 {
                                 await Task.yield()
                             }
                             await cooperate(after: index)
