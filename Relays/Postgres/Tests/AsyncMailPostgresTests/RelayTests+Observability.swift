@@ -108,10 +108,14 @@ extension RelayTests {
         // counted. Then every metric matches its counter.
         if mode == .ephemeral {
             try await Database.notify(on: channel, "not an envelope")
-            // The counter first, then its metric, just after the lock: both are waited for.
-            try await waitUntil("the rejection is counted") {
-                (try? receivingMetrics.expectCounter("asyncmail.relay.rejected.payloads", relayDimensions))?
-                    .totalValue == 1
+            // Both relays listen on the channel, so both reject it, each at its own moment: the
+            // counter first, then its metric, just after the lock. All four are waited for.
+            try await waitUntil("both relays count the rejection") {
+                [(sending, sendingMetrics), (receiving, receivingMetrics)].allSatisfy { relay, metrics in
+                    relay.counters.rejected == 1
+                        && (try? metrics.expectCounter("asyncmail.relay.rejected.payloads", relayDimensions))?
+                            .totalValue == 1
+                }
             }
         }
         for (relay, metrics) in [(sending, sendingMetrics), (receiving, receivingMetrics)] {
