@@ -31,12 +31,8 @@ struct ValueTable<Value> {
         /// where a `Hasher` took about 150 instructions under the table's lock on every post.
         @inlinable
         func _rawHashValue(seed: Int) -> Int {
-            var mixed = UInt64(truncatingIfNeeded: _hash)
-            mixed ^= UInt64(truncatingIfNeeded: UInt(bitPattern: _type)) &* 0x9E37_79B9_7F4A_7C15
-            mixed ^= UInt64(truncatingIfNeeded: seed)
-            mixed = (mixed ^ (mixed >> 33)) &* 0xFF51_AFD7_ED55_8CCD
-            mixed = (mixed ^ (mixed >> 33)) &* 0xC4CE_B9FE_1A85_EC53
-            return Int(truncatingIfNeeded: mixed ^ (mixed >> 33))
+            let type = UInt64(truncatingIfNeeded: UInt(bitPattern: _type)) &* 0x9E37_79B9_7F4A_7C15
+            return Address.mix(UInt64(truncatingIfNeeded: _hash) ^ type, seed: seed)
         }
     }
 
