@@ -55,6 +55,13 @@ struct LaneStressTests {
             }
             return Task { await stream.collect() }
         }
+        @Sendable func post<M: Stamped>(_ mail: M, from sender: LaneSender) async {
+            switch sender {
+            case .room(let number): await mailroom.post(mail, from: RoomID("r\(number)"))
+            case .player(let number): await mailroom.post(mail, from: players[number])
+            case .none: await mailroom.post(mail)
+            }
+        }
         // Alpha has two subscriptions to every room, so every Alpha post holds its type's lane.
         // Beta has none but those that come and go below: its rooms are independent between them.
         let rooms: [LaneSender] = [.room(0), .room(1), .room(2), .room(3), .player(0), .player(1)]
@@ -98,19 +105,10 @@ struct LaneStressTests {
                             }
                             await cooperate(after: index)
                             let (isAlpha, sender) = Self.schedule(poster: poster, index: index)
-                            switch (isAlpha, sender) {
-                            case (true, .room(let number)):
-                                await mailroom.post(Alpha(poster: poster, sequence: index), from: RoomID("r\(number)"))
-                            case (true, .player(let number)):
-                                await mailroom.post(Alpha(poster: poster, sequence: index), from: players[number])
-                            case (true, .none):
-                                await mailroom.post(Alpha(poster: poster, sequence: index))
-                            case (false, .room(let number)):
-                                await mailroom.post(Beta(poster: poster, sequence: index), from: RoomID("r\(number)"))
-                            case (false, .player(let number)):
-                                await mailroom.post(Beta(poster: poster, sequence: index), from: players[number])
-                            case (false, .none):
-                                await mailroom.post(Beta(poster: poster, sequence: index))
+                            if isAlpha {
+                                await post(Alpha(poster: poster, sequence: index), from: sender)
+                            } else {
+                                await post(Beta(poster: poster, sequence: index), from: sender)
                             }
                         }
                     }
