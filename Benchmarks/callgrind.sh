@@ -25,7 +25,7 @@ per_post() {
     read -r -a patterns <<<"${COLLECT:-}"
     for pattern in "${patterns[@]}"; do collect+=("--toggle-collect=$pattern"); done
     for posts in 10000 20000; do
-        counts+=("$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "${collect[@]}" \
+        counts+=("$(SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "${collect[@]}" \
             "$work/${PROBE:-Probe}" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
     done
     echo $(((counts[1] - counts[0]) / 10000))

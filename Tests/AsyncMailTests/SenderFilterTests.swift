@@ -269,6 +269,26 @@ struct SenderFilterTests {
         #expect(await mailroom.latest(Ping.self, from: .only(Colliding("nowhere"))) == nil)
     }
 
+    @Test("a value room is its sender's by the type's own ==, however the sender is posted or subscribed")
+    func valueRoomMatchesByEquality() async throws {
+        let mailroom = Mailroom()
+        let north = Colliding("north")
+        // One room per hash: the post finds it by hash alone and checks equality after unlocking.
+        let fromNorth = await mailroom.subscribe(to: Ping.self, from: .only(north))
+        let boxed: any Hashable & Sendable = Colliding("north")
+        // A key classified at run time, with no statically known type to compare by.
+        let fromBoxed = await mailroom.subscribe(to: Ping.self, from: .only(boxed))
+        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(north)) == 2)
+
+        #expect(await mailroom.post(Ping(id: 1), from: Colliding("south")) == Receipt())  // same hash
+        #expect(await mailroom.post(Ping(id: 2), from: north) == Receipt(delivered: 2))  // its own type
+        #expect(await mailroom.post(Ping(id: 3), from: boxed) == Receipt(delivered: 2))  // opened
+        #expect(await mailroom.post(Ping(id: 4), from: Optional(north)) == Receipt(delivered: 2))
+        #expect(await mailroom.post(Ping(id: 5), from: "north") == Receipt())  // another type
+        #expect(try await withTimeout { await fromNorth.first(3) } == [Ping(id: 2), Ping(id: 3), Ping(id: 4)])
+        #expect(try await withTimeout { await fromBoxed.first(3) } == [Ping(id: 2), Ping(id: 3), Ping(id: 4)])
+    }
+
     @Test("with more pinned senders than a sweep batch, a departed one's stream ends within n + batch - 1 posts")
     func departedAmongMoreThanABatchEndsWithinBound() async throws {
         let batch = RouteTable<Ping>.sweepBatch

@@ -27,9 +27,12 @@ struct Lanes: Sendable {
     @usableFromInline let _room: Lane?
 
     /// The rule in the table above.
+    ///
+    /// `type` is read only when the post holds it: reading a lane is a retain, made under the
+    /// table's lock.
     @inlinable
-    init(type: Lane?, room: Lane?, hearsSeveralRooms: Bool) {
-        self._type = hearsSeveralRooms ? type : nil
+    init(type: @autoclosure () -> Lane?, room: Lane?, hearsSeveralRooms: Bool) {
+        self._type = hearsSeveralRooms ? type() : nil
         self._room = room
     }
 

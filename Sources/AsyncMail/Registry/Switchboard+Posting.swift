@@ -161,11 +161,13 @@ extension Switchboard {
         var afterUnlock = AfterUnlock<LatestMail<M>.Displaced?>(releasing: nil)
         var check = RoomCheck<M>.none
         if let table {
+            let lookup = key.roomLookup
             let (captured, retired) = table.withIndex {
                 table.capturePost(
                     mail,
                     from: sender,
                     key: key,
+                    room: lookup,
                     into: &recipients,
                     lanes: &lanes,
                     check: &check,
@@ -174,7 +176,7 @@ extension Switchboard {
             }
             if retired { forget(table) }
             // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
-            if captured, !check.holds(for: key) {
+            if captured, !check.holds(for: sender, key: key) {
                 recipients._pinned = nil
                 lanes = lanes.withoutRoom
             }

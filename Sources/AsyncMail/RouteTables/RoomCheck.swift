@@ -15,15 +15,16 @@ enum RoomCheck<M: Mail> {
     /// departed sender's.
     case object(ObjectRoute<M>)
 
-    /// Whether the room found is the one posts from `key`'s sender go to.
-    @inlinable
-    func holds(for key: SenderKey) -> Bool {
+    /// Whether the room found is the one posts from `sender` go to; `key` is what `sender` was
+    /// classified as.
+    @inlinable @inline(__always)
+    func holds<S: Sendable>(for sender: S?, key: SenderKey) -> Bool {
         switch self {
         case .none:
             return true
         case .value(let entry):
-            guard case .value(let value) = key else { return false }
-            return entry._sender == value
+            guard case .value(let value) = key, let sender else { return false }
+            return entry._sender.matches(sender, classifiedAs: value)
         case .object(let route):
             return route._sender != nil
         }

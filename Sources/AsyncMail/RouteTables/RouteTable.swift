@@ -188,6 +188,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         _ mail: M?,
         from sender: S?,
         key: SenderKey,
+        room lookup: SenderKey.RoomLookup,
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
         check: inout RoomCheck<M>,
@@ -195,7 +196,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     ) -> (captured: Bool, retired: Bool) {
         guard !isRetired else { return (false, false) }
         afterUnlock = housekeep(afterPosting: mail, key: key)
-        capture(from: sender, key: key, into: &recipients, lanes: &lanes, check: &check)
+        capture(from: sender, key: key, room: lookup, into: &recipients, lanes: &lanes, check: &check)
         return (true, retireIfUnused())
     }
 
@@ -209,22 +210,23 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     func capture<S: Sendable>(
         from sender: S?,
         key: SenderKey,
+        room lookup: SenderKey.RoomLookup,
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
         check: inout RoomCheck<M>
     ) {
         recipients._everyone = _everyone._entries
         var room: Subscribers<M>?
-        switch key {
-        case .object(let sender):
+        switch lookup {
+        case .object(let id):
             // The route is keyed by the sender's address: if its (weak) sender is still alive,
             // it is the posted object, which is alive too. Otherwise it is a departed sender's.
-            if let route = _byObject[sender._id] {
+            if let route = _byObject[id] {
                 room = route._subscribers
                 check = .object(route)
             }
-        case .value(let value):
-            switch _byValue.candidate(for: value) {
+        case .value(let digest):
+            switch _byValue.candidate(for: digest, key: key) {
             case .none: break
             case .unverified(let entry):
                 room = entry._value

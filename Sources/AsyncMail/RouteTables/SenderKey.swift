@@ -40,6 +40,25 @@ enum SenderKey {
         }
     }
 
+    /// Where a table looks for this sender's room: trivially copied, so that a post works it out
+    /// before taking the table's lock and copies no existential under it.
+    @usableFromInline
+    enum RoomLookup {
+        case none
+        case object(ObjectIdentifier)
+        case value(SenderDigest)
+    }
+
+    /// Where a table looks for this sender's room.
+    @inlinable
+    var roomLookup: RoomLookup {
+        switch self {
+        case .none: .none
+        case .object(let sender): .object(sender._id)
+        case .value(let value): .value(SenderDigest(value))
+        }
+    }
+
     /// Classifies any sender, `Optional`s included: what `subscribe(to:from:)` and
     /// `latest(_:from:)` use, so that they file a sender exactly where a post looks for it.
     @inlinable
@@ -156,21 +175,18 @@ struct ValueSender: Equatable, Sendable {
     @usableFromInline let _type: ObjectIdentifier
     /// The sender's hash, computed once so lookups need no dynamic cast (see ``ValueTable``).
     @usableFromInline let _hash: Int
-    /// Compares two values of the sender's type. Set where the type is statically `Hashable`
-    /// (a subscription's key), so that matching a post against it needs no conformance lookup;
-    /// nil for keys classified at run time, such as a post's.
-    @usableFromInline let _equals: (@Sendable (any Sendable, any Sendable) -> Bool)?
+    /// The sender with its own type's `==`. Set where the type is statically `Hashable` (a
+    /// subscription's key), so that a post compares against it with no conformance lookup and,
+    /// where the post's sender has that type statically, no cast of the value either (see
+    /// ``matches(_:)``); nil for keys classified at run time, such as a post's.
+    @usableFromInline let _typed: (any TypedSenderValue)?
 
     @inlinable
     init<H: Hashable & Sendable>(_ value: H) {
         self._value = value
         self._type = ObjectIdentifier(Swift.type(of: value))
         self._hash = value.hashValue
-        // In a client's specialised code `H` is concrete, so this closure captures nothing.
-        self._equals = { lhs, rhs in
-            guard let lhs = lhs as? H, let rhs = rhs as? H else { return false }
-            return lhs == rhs
-        }
+        self._typed = TypedSender(value)
     }
 
     /// Wraps `sender` if its dynamic type is `Hashable`.
@@ -180,23 +196,63 @@ struct ValueSender: Equatable, Sendable {
         self._value = sender
         self._type = ObjectIdentifier(Swift.type(of: hashable))
         self._hash = hashable.hashValue
-        self._equals = nil
+        self._typed = nil
     }
 
     @inlinable
     static func == (lhs: ValueSender, rhs: ValueSender) -> Bool {
         guard lhs._type == rhs._type, lhs._hash == rhs._hash else { return false }
-        // Two `if let`s, not `lhs.equals ?? rhs.equals`: the generic `??` re-abstracts the
-        // closure through a thunk, which allocated a context on every value-pinned post.
-        if let equals = lhs._equals { return equals(lhs._value, rhs._value) }
-        if let equals = rhs._equals { return equals(lhs._value, rhs._value) }
+        if let typed = lhs._typed { return typed.isEqual(to: rhs._value) }
+        if let typed = rhs._typed { return typed.isEqual(to: lhs._value) }
         guard let hashable = lhs._value as? any Hashable else { return false }
         return isEqual(hashable, to: rhs._value)
+    }
+
+    /// Whether `sender`, which `other` was classified from, is this sender.
+    ///
+    /// A post's sender has its own concrete type statically (see ``SenderKey/unwrap(_:)``): when
+    /// this key keeps a value of that type, the two compare by the type's `==` with no dynamic
+    /// cast of either value, which two existential casts cost about 500 instructions a post.
+    @inlinable
+    func matches<S: Sendable>(_ sender: S, classifiedAs other: ValueSender) -> Bool {
+        guard _type == other._type, _hash == other._hash else { return false }
+        if let typed = _typed as? TypedSender<S> { return typed._equals(typed._value, sender) }
+        return self == other
     }
 
     /// `lhs == rhs` when `rhs` has `lhs`'s type; called with an opened existential.
     @inlinable
     static func isEqual<H: Hashable>(_ lhs: H, to rhs: Any) -> Bool {
         (rhs as? H) == lhs
+    }
+}
+
+/// A sender value kept with its type's `==`, seen without its type.
+@usableFromInline
+protocol TypedSenderValue: AnyObject, Sendable {
+    /// Whether `other` is a value of this sender's type equal to it.
+    func isEqual(to other: any Sendable) -> Bool
+}
+
+/// A sender value of a statically known `Hashable` type, kept with that type's `==`.
+///
+/// The value's type is the class's parameter, so a post whose sender has that type statically
+/// finds it with a class cast (one metadata comparison) instead of casting an existential.
+@usableFromInline
+final class TypedSender<Value: Sendable>: TypedSenderValue {
+    @usableFromInline let _value: Value
+    /// The type's `==`, captured where `Value` is known to be `Equatable`.
+    @usableFromInline let _equals: @Sendable (Value, Value) -> Bool
+
+    @inlinable
+    init(_ value: Value) where Value: Equatable {
+        self._value = value
+        self._equals = { $0 == $1 }
+    }
+
+    @inlinable
+    func isEqual(to other: any Sendable) -> Bool {
+        guard let other = other as? Value else { return false }
+        return _equals(_value, other)
     }
 }

@@ -10,31 +10,7 @@
 @usableFromInline
 struct ValueTable<Value> {
     /// What the hash table holds: enough to find a sender's slot, cheap to compare.
-    @usableFromInline
-    struct Digest: Hashable {
-        @usableFromInline let _type: ObjectIdentifier
-        @usableFromInline let _hash: Int
-
-        @inlinable
-        init(_ sender: ValueSender) {
-            self._type = sender._type
-            self._hash = sender._hash
-        }
-
-        @inlinable
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(_rawHashValue(seed: 0))
-        }
-
-        /// The bucket hash, mixed from the sender's hash (already computed, by the sender's own
-        /// `Hashable`, outside any lock), its type and the table's seed: a few multiplications
-        /// where a `Hasher` took about 150 instructions under the table's lock on every post.
-        @inlinable
-        func _rawHashValue(seed: Int) -> Int {
-            let type = UInt64(truncatingIfNeeded: UInt(bitPattern: _type)) &* 0x9E37_79B9_7F4A_7C15
-            return Address.mix(UInt64(truncatingIfNeeded: _hash) ^ type, seed: seed)
-        }
-    }
+    @usableFromInline typealias Digest = SenderDigest
 
     /// One sender and its value. A class, so that reading a slot out of the hash table is one
     /// retain rather than a copy of the sender's existential, its closure and the value.
@@ -52,7 +28,7 @@ struct ValueTable<Value> {
         }
     }
 
-    /// What ``candidate(for:)`` found.
+    /// What ``candidate(for:key:)`` found.
     @usableFromInline
     enum Candidate {
         /// No entry has the sender's digest.
@@ -95,12 +71,17 @@ struct ValueTable<Value> {
     /// The entry that may be `sender`'s, without the equality check in the common case: a
     /// sender's `==` is a dynamic cast or two, which a post makes after releasing the lock that
     /// guards this table.
+    ///
+    /// `digest` is `key`'s, worked out before the lock; the key itself is read only when several
+    /// senders share the digest.
     @inlinable
-    func candidate(for sender: ValueSender) -> Candidate {
-        switch _slots[Digest(sender)] {
-        case nil: .none
-        case .one(let entry): .unverified(entry)
-        case .several(let entries): .verified(entries.first { $0._sender == sender }?._value)
+    func candidate(for digest: Digest, key: SenderKey) -> Candidate {
+        switch _slots[digest] {
+        case nil: return .none
+        case .one(let entry): return .unverified(entry)
+        case .several(let entries):
+            guard case .value(let sender) = key else { return .verified(nil) }
+            return .verified(entries.first { $0._sender == sender }?._value)
         }
     }
 
