@@ -3,7 +3,7 @@
 final class ObjectRoute<M: Mail> {
     /// The sender; `nil` once it has been deallocated, which ends every subscription here.
     /// Never reassigned: a `let` is read without the run-time exclusivity check that a class's
-    /// `var` costs on every read (about 110 instructions a post to an object room).
+    /// `var` costs on every read, which a post to an object room makes twice.
     @usableFromInline weak let _sender: AnyObject?
     /// The sender's identity, kept because `sender` forgets it when the object goes.
     @usableFromInline let _key: ObjectIdentifier

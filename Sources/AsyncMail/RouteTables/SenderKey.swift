@@ -212,7 +212,8 @@ struct ValueSender: Equatable, Sendable {
     ///
     /// A post's sender has its own concrete type statically (see ``SenderKey/unwrap(_:)``): when
     /// this key keeps a value of that type, the two compare by the type's `==` with no dynamic
-    /// cast of either value, which two existential casts cost about 500 instructions a post.
+    /// cast of either value (the casts were most of a value-pinned post's own cost; figures in
+    /// `Benchmarks/README.md`).
     @inlinable
     func matches<S: Sendable>(_ sender: S, classifiedAs other: ValueSender) -> Bool {
         guard _type == other._type, _hash == other._hash else { return false }
