@@ -22,11 +22,13 @@ public struct TimedOut: Error, CustomStringConvertible {
 /// the limit even if `operation` ignores cancellation: a structured task group would wait for it,
 /// turning a hang into a hang, where this makes a stuck test fail instead of stalling the run.
 ///
+/// To read a stream, ``_Concurrency/AsyncSequence/first(_:within:sourceLocation:)`` does this for
+/// you; this is for any other event:
+///
 /// ```swift
-/// let pings = await mailroom.subscribe(to: Ping.self)
-/// await mailroom.post(Ping(id: 1))
-/// let first = try await withTimeout { await pings.first(1) }
-/// #expect(first == [Ping(id: 1)])
+/// let handled = Task { await mailroom.post(Ping(id: 1)) }
+/// let receipt = try await withTimeout { await handled.value }
+/// #expect(receipt == Receipt(delivered: 1))
 /// ```
 public func withTimeout<T: Sendable>(
     _ limit: Duration = .seconds(20),

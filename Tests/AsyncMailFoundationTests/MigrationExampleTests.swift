@@ -25,7 +25,7 @@ struct MigrationExampleTests {
         center.post(name: .processTerminated, object: nil, userInfo: ["pid": Int32(42)])
         center.post(name: .processTerminated, object: nil, userInfo: [:])  // mapped to nil: skipped
         center.post(name: .processTerminated, object: nil, userInfo: ["pid": Int32(7)])
-        #expect(try await withTimeout { await terminated.first(2).map(\.pid) } == [42, 7])
+        #expect(try await terminated.first(2).map(\.pid) == [42, 7])
         forwarding.cancel()
     }
 }

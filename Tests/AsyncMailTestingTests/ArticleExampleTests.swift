@@ -97,8 +97,16 @@ struct ArticleExampleTests {
         let mailroom = Mailroom()
         let pings = await mailroom.subscribe(to: Ping.self)
         await mailroom.post(Ping(id: 1))
-        let first = try await withTimeout { await pings.first(1) }
-        #expect(first == [Ping(id: 1)])
+        #expect(try await pings.first(1) == [Ping(id: 1)])
+    }
+
+    @Test func anyEventWithinALimit() async throws {
+        let mailroom = Mailroom()
+        let pings = await mailroom.subscribe(to: Ping.self)
+        let handled = Task { await mailroom.post(Ping(id: 1)) }
+        let receipt = try await withTimeout { await handled.value }
+        #expect(receipt == Receipt(delivered: 1))
+        #expect(try await pings.first(1, within: .seconds(20)) == [Ping(id: 1)])
     }
 }
 

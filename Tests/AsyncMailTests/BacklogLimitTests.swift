@@ -87,7 +87,7 @@ struct BacklogLimitTests {
         for id in [1, 2, 3, 4, 5] { _ = await mailroom.post(Ping(id: id)) }
         #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
         await mailroom.close()
-        #expect(try await withTimeout { try await evens.collect().map(\.id) } == [2, 4])
+        #expect(try await evens.collect().map(\.id) == [2, 4])
     }
 
     @Test("other ends are ordinary: close() delivers what is buffered, then the loop ends without an error")
@@ -98,7 +98,7 @@ struct BacklogLimitTests {
         _ = await mailroom.post(Ping(id: 1), from: player)
         _ = await mailroom.post(Ping(id: 2), from: player)
         await mailroom.close()
-        #expect(try await withTimeout { try await inbox.collect().map(\.id) } == [1, 2])
+        #expect(try await inbox.collect().map(\.id) == [1, 2])
     }
 
     @Test("cancelling the consumer removes the subscription, without an error")
@@ -111,7 +111,7 @@ struct BacklogLimitTests {
             ready.yield()
             return try await iterator.next()
         }
-        try await withTimeout { _ = await started.first(1) }
+        _ = try await started.first(1)
         consumer.cancel()
         #expect(try await withTimeout { try await consumer.value } == nil)
         try await withTimeout {

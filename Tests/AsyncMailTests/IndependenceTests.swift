@@ -66,12 +66,12 @@ struct IndependenceTests {
         gate.release()
         #expect(await holding.value == Receipt(delivered: 1))
 
-        #expect(try await withTimeout { await held.first(1) }.map(\.id) == [1])
-        #expect(try await withTimeout { await kitchen.first(1) }.map(\.id) == [2])
-        #expect(try await withTimeout { await fromAlice.first(1) }.map(\.id) == [3])
-        #expect(try await withTimeout { await pongs.first(1) }.map(\.id) == [4])
+        #expect(try await held.first(1).map(\.id) == [1])
+        #expect(try await kitchen.first(1).map(\.id) == [2])
+        #expect(try await fromAlice.first(1).map(\.id) == [3])
+        #expect(try await pongs.first(1).map(\.id) == [4])
         // The tap saw all five; the held one last, as it was delivered last.
-        let tapped = try await withTimeout { await tap.first(5) }
+        let tapped = try await tap.first(5)
         #expect(tapped.compactMap { $0.mail(as: Ping.self)?.id ?? $0.mail(as: Pong.self)?.id } == [2, 3, 4, 5, 1])
     }
 
@@ -92,7 +92,7 @@ struct IndependenceTests {
         #expect(receipt == Receipt(delivered: 1))
         gate.release()
         #expect(await holding.value == Receipt(dropped: 1))
-        #expect(try await withTimeout { await kitchen.first(1) }.count == 1)
+        #expect(try await kitchen.first(1).count == 1)
         withExtendedLifetime(full) {}
     }
 
@@ -133,9 +133,9 @@ struct IndependenceTests {
         #expect(await holding.value == Receipt(delivered: heardEverywhere ? 2 : 1))
         #expect(await waiting.value == Receipt(delivered: heardEverywhere ? 1 : 1))
         if let everyone {
-            #expect(try await withTimeout { await everyone.first(2) }.map(\.id) == [1, 2])
+            #expect(try await everyone.first(2).map(\.id) == [1, 2])
         } else {
-            #expect(try await withTimeout { await held.first(2) }.map(\.id) == [1, 2])
+            #expect(try await held.first(2).map(\.id) == [1, 2])
         }
     }
 

@@ -156,14 +156,14 @@ struct InstrumentationTests {
             if ping.id == 1 { for await _ in gate.stream { break } }
         }
         await Trace.$id.withValue("t1") { await mailroom.post(Ping(id: 1)) }
-        #expect(try await withTimeout { await handled.stream.first(1) }.first == 1)
+        #expect(try await handled.stream.first(1).first == 1)
         await Trace.$id.withValue("t2") { await mailroom.post(Ping(id: 2)) }  // buffered
         #expect(await Trace.$id.withValue("t3") { await mailroom.post(Ping(id: 3)) } == Receipt(dropped: 1))
         #expect(await Trace.$id.withValue("t4") { await mailroom.post(Ping(id: 4)) } == Receipt(dropped: 1))
         gate.continuation.yield()
-        #expect(try await withTimeout { await handled.stream.first(1) }.first == 2)
+        #expect(try await handled.stream.first(1).first == 2)
         await Trace.$id.withValue("t5") { await mailroom.post(Ping(id: 5)) }
-        #expect(try await withTimeout { await handled.stream.first(1) }.first == 5)
+        #expect(try await handled.stream.first(1).first == 5)
         let calls = await seen.calls
         #expect(calls.map(\.id) == [1, 2, 5])
         #expect(calls.map(\.trace) == ["t1", "t2", "t5"])
@@ -186,7 +186,7 @@ struct InstrumentationTests {
         await Trace.$id.withValue("x") { await mailroom.post(Ping(id: 1)) }
         await mailroom.post(Ping(id: 2))
         await Trace.$id.withValue("z") { await mailroom.post(Ping(id: 3)) }
-        _ = try await withTimeout { await done.stream.first(1) }
+        _ = try await done.stream.first(1)
         #expect(written.withLock { $0 } == ["x", nil, "z"])
         server.cancel()
         guard case .cancelled = await server.value else {
@@ -203,7 +203,7 @@ struct InstrumentationTests {
         let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 16, startingWithLatest: true)
         await Trace.$id.withValue("p1") { await mailroom.post(Ping(id: 1)) }
         await mailroom.post(Ping(id: 2))
-        let deliveries = try await withTimeout { try await inbox.withContexts.first(3) }
+        let deliveries = try await inbox.withContexts.first(3)
         #expect(deliveries.map(\.mail.id) == [0, 1, 2])
         #expect(deliveries.map { $0.context.value as? String } == [nil, "p1", nil])
     }
@@ -228,7 +228,7 @@ struct InstrumentationTests {
         let mailroom = Mailroom(instrumentation: Tracing())
         let tap = await mailroom.subscribeToAllMail()
         await Trace.$id.withValue("t") { await mailroom.post(Ping(id: 1)) }
-        let posted = try await withTimeout { await tap.first(1) }
+        let posted = try await tap.first(1)
         #expect(posted.map { $0.context.value as? String } == ["t"])
     }
 
@@ -255,7 +255,7 @@ struct InstrumentationTests {
                 }
             }
         }
-        let deliveries = try await withTimeout { try await tap.withContexts.first(posters * postsEach) }
+        let deliveries = try await tap.withContexts.first(posters * postsEach)
         let misplaced = deliveries.filter { delivery in
             delivery.context.value as? String != delivery.mail.mail(as: Ping.self).map { "\($0.id)" }
         }
@@ -269,7 +269,7 @@ struct InstrumentationTests {
         let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
         #expect(inbox.contexts == nil)
         await Trace.$id.withValue("unseen") { await mailroom.post(Ping(id: 1)) }
-        let delivery = try await withTimeout { try await inbox.withContexts.first(1) }
+        let delivery = try await inbox.withContexts.first(1)
         #expect(delivery.first?.context.value == nil)
     }
 }

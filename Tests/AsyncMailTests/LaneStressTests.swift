@@ -53,7 +53,7 @@ struct LaneStressTests {
             case .player(let number)?: stream = await mailroom.subscribe(to: M.self, from: .only(players[number]))
             case .none?: preconditionFailure("nothing subscribes to mail without a sender but everyone")
             }
-            return Task { await stream.collect() }
+            return Task { await stream.untimedCollect() }
         }
         @Sendable func post<M: Stamped>(_ mail: M, from sender: LaneSender) async {
             switch sender {
@@ -74,7 +74,7 @@ struct LaneStressTests {
             betas.append((room, await subscribe(Beta.self, to: room)))
         }
         let taps = [await mailroom.subscribeToAllMail(), await mailroom.subscribeToAllMail()].map { stream in
-            Task { await stream.collect() }
+            Task { await stream.untimedCollect() }
         }
 
         // Subscriptions to every Beta room, each for a few turns of the scheduler, until posting ends.
@@ -84,7 +84,7 @@ struct LaneStressTests {
             var seen: [[Beta]] = []
             while posting.load(ordering: .relaxed) {
                 let stream = await mailroom.subscribe(to: Beta.self)
-                let reader = Task { await stream.collect() }
+                let reader = Task { await stream.untimedCollect() }
                 for _ in 0..<20 { await Task.yield() }
                 reader.cancel()
                 seen.append(await reader.value)

@@ -10,7 +10,7 @@ struct LiveOnReturnTests {
         let receipt = await mailroom.post(Ping(id: 1))
         #expect(receipt == Receipt(delivered: 1, dropped: 0))
         await mailroom.post(Ping(id: 2))
-        let received = try await withTimeout { await pings.first(2) }
+        let received = try await pings.first(2)
         #expect(received == [Ping(id: 1), Ping(id: 2)])
     }
 
@@ -21,10 +21,10 @@ struct LiveOnReturnTests {
         let consumer = Task {
             let pings = await mailroom.subscribe(to: Ping.self)
             signal.yield()
-            return await pings.first(1)
+            return await pings.untimedFirst(1)
         }
         // Wait for the real event: subscribe has returned in the consumer.
-        _ = try await withTimeout { await subscribed.first(1) }
+        _ = try await subscribed.first(1)
         #expect(await mailroom.post(Ping(id: 7)).delivered == 1)
         let received = try await withTimeout { await consumer.value }
         #expect(received == [Ping(id: 7)])
@@ -41,19 +41,19 @@ struct LiveOnReturnTests {
         case 0:
             let stream = await mailroom.subscribe(to: Ping.self, from: .only(alice))
             receipt = await mailroom.post(Ping(id: 1), from: alice)
-            received = try await withTimeout { await stream.first(1).count }
+            received = try await stream.first(1).count
         case 1:
             let stream = await mailroom.subscribe(to: Ping.self, from: .only(room))
             receipt = await mailroom.post(Ping(id: 1), from: room)
-            received = try await withTimeout { await stream.first(1).count }
+            received = try await stream.first(1).count
         case 2:
             let stream = await mailroom.subscribe(to: Ping.self, fromAny: Player.self)
             receipt = await mailroom.post(Ping(id: 1), from: alice)
-            received = try await withTimeout { await stream.first(1).count }
+            received = try await stream.first(1).count
         default:
             let stream = await mailroom.subscribe(to: Ping.self, bufferingPolicy: .bufferingNewest(1))
             receipt = await mailroom.post(Ping(id: 1))
-            received = try await withTimeout { await stream.first(1).count }
+            received = try await stream.first(1).count
         }
         #expect(receipt.delivered == 1)
         #expect(received == 1)

@@ -659,7 +659,7 @@ private final class ModelRun {
             while let next = await reader.next() { seen.append(next) }
             return seen
         }
-        _ = try await withTimeout { await waiting.first(1) }
+        _ = try await waiting.first(1)
         consumer.cancel()
         let seen = try await withTimeout { await consumer.value }
         #expect(seen == buffered, "#\(subscription.number); \(context)")

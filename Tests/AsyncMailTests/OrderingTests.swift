@@ -23,7 +23,7 @@ struct OrderingTests {
         let seen: [[Numbered]] = try await withTimeout { [streams] in
             await withTaskGroup(of: [Numbered].self) { group in
                 for stream in streams {
-                    group.addTask { await stream.first(posters * postsEach) }
+                    group.addTask { await stream.untimedFirst(posters * postsEach) }
                 }
                 for poster in 0..<posters {
                     group.addTask {

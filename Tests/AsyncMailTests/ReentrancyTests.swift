@@ -29,12 +29,12 @@ struct ReentrancyTests {
             for await ping in pings {
                 let extra = await mailroom.subscribe(to: Pong.self)
                 await mailroom.post(Pong(id: ping.id))
-                _ = await extra.first(1)
+                _ = await extra.untimedFirst(1)
                 if ping.id == 3 { break }
             }
         }
         for id in 1...3 { await mailroom.post(Ping(id: id)) }
-        #expect(try await withTimeout { await pongs.first(3) } == [Pong(id: 1), Pong(id: 2), Pong(id: 3)])
+        #expect(try await pongs.first(3) == [Pong(id: 1), Pong(id: 2), Pong(id: 3)])
         try await withTimeout { await responder.value }
         #expect(await mailroom.subscriberCount(for: Pong.self) == 1)
     }

@@ -26,7 +26,7 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 1), from: bob) == Receipt())
         #expect(await mailroom.post(Ping(id: 2)) == Receipt())
         #expect(await mailroom.post(Ping(id: 3), from: alice) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await fromAlice.first(1) } == [Ping(id: 3)])
+        #expect(try await fromAlice.first(1) == [Ping(id: 3)])
     }
 
     @Test("an actor can be a sender, matched by identity")
@@ -36,7 +36,7 @@ struct SenderFilterTests {
         let fromLobby = await mailroom.subscribe(to: Ping.self, from: .only(lobby))
         #expect(await mailroom.post(Ping(id: 1), from: Lobby()) == Receipt())
         #expect(await mailroom.post(Ping(id: 2), from: lobby) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await fromLobby.first(1) } == [Ping(id: 2)])
+        #expect(try await fromLobby.first(1) == [Ping(id: 2)])
     }
 
     @Test("a class that is also Hashable matches by identity, never by ==")
@@ -48,7 +48,7 @@ struct SenderFilterTests {
         let stream = await mailroom.subscribe(to: Ping.self, from: .only(original))
         #expect(await mailroom.post(Ping(id: 1), from: lookalike) == Receipt())
         #expect(await mailroom.post(Ping(id: 2), from: original) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await stream.first(1) } == [Ping(id: 2)])
+        #expect(try await stream.first(1) == [Ping(id: 2)])
     }
 
     @Test("a value-pinned subscription matches equal values of the same type only")
@@ -59,7 +59,7 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 1), from: RoomID("kitchen")) == Receipt())
         #expect(await mailroom.post(Ping(id: 2), from: "lobby") == Receipt())
         #expect(await mailroom.post(Ping(id: 3), from: RoomID("lobby")) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await lobby.first(1) } == [Ping(id: 3)])
+        #expect(try await lobby.first(1) == [Ping(id: 3)])
     }
 
     @Test("numeric senders of different types never match each other")
@@ -69,7 +69,7 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 1), from: 1 as Int64) == Receipt())
         #expect(await mailroom.post(Ping(id: 2), from: 1 as UInt8) == Receipt())
         #expect(await mailroom.post(Ping(id: 3), from: 1 as Int) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await stream.first(1) } == [Ping(id: 3)])
+        #expect(try await stream.first(1) == [Ping(id: 3)])
     }
 
     @Test("a generic poster routes exactly like a concrete one")
@@ -80,8 +80,8 @@ struct SenderFilterTests {
         let byValue = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
         #expect(await relay(Ping(id: 1), from: alice, via: mailroom) == Receipt(delivered: 1))
         #expect(await relay(Ping(id: 2), from: RoomID("lobby"), via: mailroom) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await byObject.first(1) } == [Ping(id: 1)])
-        #expect(try await withTimeout { await byValue.first(1) } == [Ping(id: 2)])
+        #expect(try await byObject.first(1) == [Ping(id: 1)])
+        #expect(try await byValue.first(1) == [Ping(id: 2)])
     }
 
     @Test("a sender boxed in an existential routes exactly like the concrete one")
@@ -103,9 +103,9 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 3), from: boxedLobby) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 4), from: boxedRoom) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 5), from: boxedStranger) == Receipt())
-        #expect(try await withTimeout { await byObject.first(2) } == [Ping(id: 1), Ping(id: 2)])
-        #expect(try await withTimeout { await byActor.first(1) } == [Ping(id: 3)])
-        #expect(try await withTimeout { await byValue.first(1) } == [Ping(id: 4)])
+        #expect(try await byObject.first(2) == [Ping(id: 1), Ping(id: 2)])
+        #expect(try await byActor.first(1) == [Ping(id: 3)])
+        #expect(try await byValue.first(1) == [Ping(id: 4)])
     }
 
     @Test("a sender that lives only for its post is matched and recorded safely (keys hold senders unretained)")
@@ -133,7 +133,7 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 3)) == Receipt())
         #expect(await mailroom.post(Ping(id: 4), from: bob) == Receipt(delivered: 1))
 
-        let received = try await withTimeout { await envelopes.first(2) }
+        let received = try await envelopes.first(2)
         #expect(received.map(\.mail) == [Ping(id: 1), Ping(id: 4)])
         #expect(received[0].sender === alice)
         #expect(received[1].sender === bob)
@@ -150,9 +150,9 @@ struct SenderFilterTests {
 
         #expect(await mailroom.post(Ping(id: 1)) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 2), from: alice) == Receipt(delivered: 3))
-        #expect(try await withTimeout { await everything.first(2) } == [Ping(id: 1), Ping(id: 2)])
-        #expect(try await withTimeout { await pinned.first(1) } == [Ping(id: 2)])
-        #expect(try await withTimeout { await byType.first(1) }.map(\.mail) == [Ping(id: 2)])
+        #expect(try await everything.first(2) == [Ping(id: 1), Ping(id: 2)])
+        #expect(try await pinned.first(1) == [Ping(id: 2)])
+        #expect(try await byType.first(1).map(\.mail) == [Ping(id: 2)])
         withExtendedLifetime(byValue) {}
     }
 
@@ -166,7 +166,7 @@ struct SenderFilterTests {
         #expect(departed == nil, "the subscription must not keep its sender alive")
         #expect(await mailroom.post(Ping(id: 1)) == Receipt())
         // The stream has finished: collecting it ends instead of waiting.
-        #expect(try await withTimeout { await stream.collect() } == [])
+        #expect(try await stream.collect() == [])
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -178,7 +178,7 @@ struct SenderFilterTests {
         #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
         lobby = nil
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
-        #expect(try await withTimeout { await stream.collect() } == [])
+        #expect(try await stream.collect() == [])
     }
 
     @Test(
@@ -208,8 +208,8 @@ struct SenderFilterTests {
         // Subscribing before any post or count has swept the departed sender's route.
         let newStream = await mailroom.subscribe(to: Ping.self, from: .only(sameAddress))
         #expect(await mailroom.post(Ping(id: 1), from: sameAddress) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await newStream.first(1) } == [Ping(id: 1)])
-        #expect(try await withTimeout { await oldStream.collect() } == [])
+        #expect(try await newStream.first(1) == [Ping(id: 1)])
+        #expect(try await oldStream.collect() == [])
         #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
         withExtendedLifetime(attempts) {}
     }
@@ -230,7 +230,7 @@ struct SenderFilterTests {
         let alsoLeaving = await mailroom.subscribe(to: Ping.self, from: .only(another!))
         another = nil
         #expect(await mailroom.subscriberCount(for: Ping.self) == stayers)
-        #expect(try await withTimeout { await alsoLeaving.collect() } == [])
+        #expect(try await alsoLeaving.collect() == [])
         withExtendedLifetime(kept) {}
     }
 
@@ -248,8 +248,8 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 2), from: south) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 3), from: east) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 4), from: Colliding("west")) == Receipt())
-        #expect(try await withTimeout { await fromNorth.first(1) } == [Ping(id: 1)])
-        #expect(try await withTimeout { await fromEast.first(1) } == [Ping(id: 3)])
+        #expect(try await fromNorth.first(1) == [Ping(id: 1)])
+        #expect(try await fromEast.first(1) == [Ping(id: 3)])
 
         // Dropping the middle one leaves the others routed.
         #expect(fromSouth != nil, "south's receipt above says it got Ping 2, and north and east did not")
@@ -258,8 +258,8 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 5), from: south) == Receipt())
         #expect(await mailroom.post(Ping(id: 6), from: east) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 7), from: north) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await fromEast.first(1) } == [Ping(id: 6)])
-        #expect(try await withTimeout { await fromNorth.first(1) } == [Ping(id: 7)])
+        #expect(try await fromEast.first(1) == [Ping(id: 6)])
+        #expect(try await fromNorth.first(1) == [Ping(id: 7)])
 
         // The latest mail is kept per sender value, not per hash.
         #expect(await mailroom.latest(Ping.self, from: .only(north)) == Ping(id: 7))
@@ -285,8 +285,8 @@ struct SenderFilterTests {
         #expect(await mailroom.post(Ping(id: 3), from: boxed) == Receipt(delivered: 2))  // opened
         #expect(await mailroom.post(Ping(id: 4), from: Optional(north)) == Receipt(delivered: 2))
         #expect(await mailroom.post(Ping(id: 5), from: "north") == Receipt())  // another type
-        #expect(try await withTimeout { await fromNorth.first(3) } == [Ping(id: 2), Ping(id: 3), Ping(id: 4)])
-        #expect(try await withTimeout { await fromBoxed.first(3) } == [Ping(id: 2), Ping(id: 3), Ping(id: 4)])
+        #expect(try await fromNorth.first(3) == [Ping(id: 2), Ping(id: 3), Ping(id: 4)])
+        #expect(try await fromBoxed.first(3) == [Ping(id: 2), Ping(id: 3), Ping(id: 4)])
     }
 
     @Test("with more pinned senders than a sweep batch, a departed one's stream ends within n + batch - 1 posts")
@@ -319,6 +319,6 @@ struct SenderFilterTests {
         var leaver: Player? = Player("leaver")
         let leaving = await mailroom.subscribe(to: Ping.self, from: .only(leaver!))
         leaver = nil
-        return (kept, Task { await leaving.collect() })
+        return (kept, Task { await leaving.untimedCollect() })
     }
 }

@@ -40,8 +40,8 @@ struct SenderTypeTests {
         #expect(await mailroom.post(Ping(id: 7)) == Receipt(), "no sender is no sender type")
         #expect(await mailroom.post(Ping(id: 8), from: RoomID("a")) == Receipt(delivered: 1))
         let ids = [1, 2, 3, 4, 5, 6]
-        #expect(try await withTimeout { await colliding.first(6) }.map(\.mail.id) == ids)
-        #expect(try await withTimeout { await anySendable.first(7) }.map(\.mail.id) == ids + [8])
+        #expect(try await colliding.first(6).map(\.mail.id) == ids)
+        #expect(try await anySendable.first(7).map(\.mail.id) == ids + [8])
     }
 
     @Test("a protocol sender type hears every conforming sender, with the sender as that protocol")
@@ -55,7 +55,7 @@ struct SenderTypeTests {
         #expect(await mailroom.post(Ping(id: 3), from: RoomID("lobby")) == Receipt(delivered: 1))
         #expect(await mailroom.post(Ping(id: 4), from: Colliding("not named")) == Receipt())
         #expect(await mailroom.post(Ping(id: 5), from: Lobby()) == Receipt())
-        let envelopes = try await withTimeout { await named.first(3) }
+        let envelopes = try await named.first(3)
         #expect(envelopes.map(\.mail.id) == [1, 2, 3])
         #expect(envelopes.map(\.sender.name) == ["alice", "alice", "lobby"])
     }
@@ -72,8 +72,8 @@ struct SenderTypeTests {
         #expect(await mailroom.post(Ping(id: 3), from: Optional(asVehicle)) == Receipt(delivered: 2))
         #expect(await relay(Ping(id: 4), from: asVehicle, via: mailroom) == Receipt(delivered: 2), "as a Hashable")
         #expect(await mailroom.post(Ping(id: 5), from: Vehicle("V-1")) == Receipt(delivered: 1))
-        #expect(try await withTimeout { await trucks.first(4) }.map(\.mail.id) == [1, 2, 3, 4])
-        let seen = try await withTimeout { await vehicles.first(5) }
+        #expect(try await trucks.first(4).map(\.mail.id) == [1, 2, 3, 4])
+        let seen = try await vehicles.first(5)
         #expect(seen.map(\.mail.id) == [1, 2, 3, 4, 5])
         #expect(seen.map(\.sender.plate) == ["T-1", "T-1", "T-1", "T-1", "V-1"])
     }
@@ -91,7 +91,7 @@ struct SenderTypeTests {
         #expect(await mailroom.post(Ping(id: 2), from: alice) == Receipt(delivered: 2), "the new type is matched")
         players = nil
         #expect(await mailroom.post(Ping(id: 3), from: alice) == Receipt(delivered: 1), "the dropped one is not")
-        #expect(try await withTimeout { await named.first(2) }.map(\.mail.id) == [2, 3])
+        #expect(try await named.first(2).map(\.mail.id) == [2, 3])
         withExtendedLifetime(players) {}
     }
 
@@ -108,12 +108,12 @@ struct SenderTypeTests {
         let named = await mailroom.subscribe(to: Ping.self, fromAny: (any Named).self, startingWithLatest: true)
         let trucks = await mailroom.subscribe(to: Ping.self, fromAny: Truck.self, startingWithLatest: true)
         await mailroom.post(Ping(id: 5), from: alice)
-        let replayed = try await withTimeout { await players.first(2) }
+        let replayed = try await players.first(2)
         #expect(replayed.map(\.mail.id) == [1, 5])
         #expect(replayed.allSatisfy { $0.sender === alice })
-        #expect(try await withTimeout { await named.first(2) }.map(\.mail.id) == [2, 5], "the newer of two senders")
+        #expect(try await named.first(2).map(\.mail.id) == [2, 5], "the newer of two senders")
         await mailroom.close()
-        #expect(try await withTimeout { await trucks.collect() }.isEmpty, "no truck posted")
+        #expect(try await trucks.collect().isEmpty, "no truck posted")
     }
 
     @Test("a sender type takes a backlog limit, and ends a consumer that falls behind")
@@ -141,7 +141,7 @@ struct SenderTypeTests {
             await recorder.handle(ping.id, pause: false)
         }
         await mailroom.post(Ping(id: 1))
-        _ = try await withTimeout { await entered.first(1) }  // the handler is busy with 1
+        _ = try await entered.first(1)  // the handler is busy with 1
         #expect(await mailroom.post(Ping(id: 2)) == Receipt(delivered: 1), "one mail fits the backlog")
         #expect(await mailroom.post(Ping(id: 3)) == Receipt(ended: 1), "the next finds it full and ends it")
         #expect(observation.exceededBacklogLimit)
@@ -174,7 +174,7 @@ struct SenderTypeTests {
         #expect(await mailroom.post(Ping(id: 3), from: RoomID?.none) == Receipt())
         #expect(await mailroom.subscriberCount(for: Ping.self) == 2)
         await mailroom.close()
-        #expect(try await withTimeout { await noPlayer.collect() }.isEmpty)
-        #expect(try await withTimeout { await noRoom.collect() }.isEmpty)
+        #expect(try await noPlayer.collect().isEmpty)
+        #expect(try await noRoom.collect().isEmpty)
     }
 }

@@ -23,7 +23,7 @@ private func stalledConnection(on mailroom: Mailroom) async throws -> Task<Conne
         }
     }
     _ = await mailroom.post(Ping(id: 0))  // taken by the outbound loop, whose write stalls
-    try await withTimeout { _ = await writing.first(1) }
+    _ = try await writing.first(1)
     return connection
 }
 
@@ -46,7 +46,7 @@ struct ServeTests {
             } receiving: {
                 // The client sends ten lines, then leaves once it has heard them all back.
                 for id in 0..<10 { _ = await mailroom.post(Ping(id: id), from: room) }
-                _ = await allReceived.first(1)
+                _ = await allReceived.untimedFirst(1)
             }
         }
         #expect("\(end)" == "inbound ended")
@@ -110,7 +110,7 @@ struct ServeTests {
                 try await stalled()
             }
         }
-        try await withTimeout { _ = await receiving.first(1) }
+        _ = try await receiving.first(1)
         connection.cancel()
         let end = try await withTimeout { await connection.value }
         guard case .cancelled = end else {

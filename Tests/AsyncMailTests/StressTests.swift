@@ -83,16 +83,16 @@ struct StressWorld: Sendable {
         switch filter {
         case .everyone:
             let stream = await mailroom.subscribe(to: M.self)
-            return Task { await stream.collect() }
+            return Task { await stream.untimedCollect() }
         case .room(let name):
             let stream = await mailroom.subscribe(to: M.self, from: .only(RoomID(name)))
-            return Task { await stream.collect() }
+            return Task { await stream.untimedCollect() }
         case .player(let index):
             let stream = await mailroom.subscribe(to: M.self, from: .only(players[index]))
-            return Task { await stream.collect() }
+            return Task { await stream.untimedCollect() }
         case .anyPlayer:
             let stream = await mailroom.subscribe(to: M.self, fromAny: Player.self)
-            return Task { await stream.collect().map(\.mail) }
+            return Task { await stream.untimedCollect().map(\.mail) }
         }
     }
 }
@@ -135,7 +135,7 @@ struct StressTests {
         let (lateStart, startLate) = AsyncStream.makeStream(of: Void.self)
         let (lateReady, markLateReady) = AsyncStream.makeStream(of: Void.self)
         let lateJoiner = Task {
-            _ = await lateStart.first(1)
+            _ = await lateStart.untimedFirst(1)
             var late: ([(StressFilter, Bool, Task<[Alpha], Never>)], [(StressFilter, Bool, Task<[Beta], Never>)]) = (
                 [], []
             )
@@ -156,7 +156,7 @@ struct StressTests {
                             if poster == 0 && index == postsEach / 4 {
                                 // The other posters keep going while the late subscribers join.
                                 startLate.yield()
-                                _ = await lateReady.first(1)
+                                _ = await lateReady.untimedFirst(1)
                             }
                             await world.post(poster: poster, index: index)
                         }
@@ -435,7 +435,7 @@ struct StressTests {
         for id in 0..<20 { await mailroom.post(Ping(id: id)) }
         if fault == .cancelledMidDelivery {
             // Every consumer is inside its loop body, holding a mail; cancel them there.
-            _ = try await withTimeout { await inside.first(consumers) }
+            _ = try await inside.first(consumers)
             for task in tasks { task.cancel() }
         }
         try await withTimeout { [tasks] in for task in tasks { await task.value } }

@@ -33,8 +33,8 @@ struct SynchronousPostingTests {
         #expect(mailroom.postSynchronously(Ping(id: 2), from: RoomID("lobby")) == Receipt(delivered: 2))
         #expect(mailroom.postSynchronously(contentsOf: [Ping(id: 3), Ping(id: 4)]) == Receipt(delivered: 2))
         #expect(mailroom.postSynchronously(contentsOf: [Ping(id: 5)], from: RoomID("lobby")) == Receipt(delivered: 2))
-        #expect(try await withTimeout { await pings.first(5) }.map(\.id) == [1, 2, 3, 4, 5])
-        #expect(try await withTimeout { await lobby.first(2) }.map(\.id) == [2, 5])
+        #expect(try await pings.first(5).map(\.id) == [1, 2, 3, 4, 5])
+        #expect(try await lobby.first(2).map(\.id) == [2, 5])
         await mailroom.close()
         #expect(mailroom.postSynchronously(Ping(id: 6)) == Receipt())
     }
@@ -50,7 +50,7 @@ struct SynchronousPostingTests {
                 mailroom.postSynchronously(Ping(id: id))
             }
         }
-        #expect(try await withTimeout { await pings.first(100) }.map(\.id) == Array(0..<100))
+        #expect(try await pings.first(100).map(\.id) == Array(0..<100))
     }
 
     @Test("a post from a filter is deferred until the post in progress is done, for everyone alike")
@@ -67,7 +67,7 @@ struct SynchronousPostingTests {
         #expect(receipts.withLock { $0 } == [Receipt(deferred: 1)], "it could not be delivered mid-post")
         await mailroom.post(Ping(id: 2))
         for stream in [first, posting, last] {
-            #expect(try await withTimeout { await stream.first(3) }.map(\.id) == [1, 100, 2])
+            #expect(try await stream.first(3).map(\.id) == [1, 100, 2])
         }
     }
 
@@ -79,7 +79,7 @@ struct SynchronousPostingTests {
         await mailroom.post(Carried(echo: Echo(mailroom, id: 7)))
         // Evicts the first mail inside the yield, holding the post's lanes; its deinit posts.
         #expect(await mailroom.post(Carried(echo: Echo(mailroom, id: 8))) == Receipt(dropped: 1))
-        #expect(try await withTimeout { await pings.first(1) }.map(\.id) == [7])
+        #expect(try await pings.first(1).map(\.id) == [7])
         withExtendedLifetime(carried) {}
     }
 
@@ -93,8 +93,8 @@ struct SynchronousPostingTests {
             mailroom.postSynchronously(Ping(id: 5))
             return true
         }
-        #expect(try await withTimeout { await pings.first(1) }.map(\.id) == [5])
-        #expect(try await withTimeout { await pongs.first(1) } == [Pong(id: 1)])
+        #expect(try await pings.first(1).map(\.id) == [5])
+        #expect(try await pongs.first(1) == [Pong(id: 1)])
     }
 
     @Test("posters on many threads, synchronous and not, share one order", .tags(.stress))
@@ -119,8 +119,8 @@ struct SynchronousPostingTests {
             }
         }
         let total = 4 * perPoster
-        let seenFirst = try await withTimeout { await first.first(total) }
-        let seenSecond = try await withTimeout { await second.first(total) }
+        let seenFirst = try await first.first(total)
+        let seenSecond = try await second.first(total)
         #expect(seenFirst == seenSecond, "one order for everyone")
         for poster in 0..<4 {
             #expect(seenFirst.filter { $0.poster == poster }.map(\.sequence) == Array(0..<perPoster))

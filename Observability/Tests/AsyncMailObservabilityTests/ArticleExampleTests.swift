@@ -74,7 +74,7 @@ struct ArticleExampleTests {
             }
             // snippet.hide
         }
-        _ = try await withTimeout { await desk.handled.stream.first(1) }
+        _ = try await desk.handled.stream.first(1)
         #expect(await desk.traceIDs == [sent])
         consumer.cancel()
     }

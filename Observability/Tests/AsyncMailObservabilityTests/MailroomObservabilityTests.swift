@@ -166,8 +166,8 @@ struct TracingTests {
             await mailroom.post(Ping(id: 7))
             return span.context.inMemorySpanContext?.traceID
         }
-        #expect(try await withTimeout { await written.stream.first(1) } == [traceID])
-        let delivery = try await withTimeout { try await loop.withContexts.first(1) }
+        #expect(try await written.stream.first(1) == [traceID])
+        let delivery = try await loop.withContexts.first(1)
         #expect(delivery.first?.context.serviceContext?.inMemorySpanContext?.traceID == traceID)
         server.cancel()
         _ = await server.value
@@ -184,7 +184,7 @@ struct TracingTests {
             return span.context.inMemorySpanContext?.traceID
         }
         #expect(traceID != nil)
-        let delivery = try await withTimeout { try await inbox.withContexts.first(1) }
+        let delivery = try await inbox.withContexts.first(1)
         #expect(delivery.first?.context.serviceContext?.inMemorySpanContext?.traceID == traceID)
     }
 

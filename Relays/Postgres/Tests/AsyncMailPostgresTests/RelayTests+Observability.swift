@@ -70,7 +70,7 @@ extension RelayTests {
             return span.context.inMemorySpanContext
         }
         let origin = try #require(sent)
-        let delivery = try #require(try await withTimeout { try await inbox.withContexts.first(1) }.first)
+        let delivery = try #require(try await inbox.withContexts.first(1).first)
         #expect(delivery.mail.text == "traced")
         #expect(delivery.context.serviceContext?.inMemorySpanContext?.traceID == origin.traceID)
         try await withTimeout { await observation.waitUntilHandled() }

@@ -279,7 +279,7 @@ func first<Element: Sendable>(
     within limit: Duration = .seconds(60),
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> [Element] {
-    try await withTimeout(limit, sourceLocation: sourceLocation) { await stream.first(count) }
+    try await stream.first(count, within: limit, sourceLocation: sourceLocation)
 }
 
 /// The lines a child process writes, as they come.
