@@ -40,7 +40,7 @@ let end = await connection.value
 print("the connection ended:", end)
 print("subscribers left in the lobby:", await mailroom.subscriberCount(for: ChatLine.self, from: .only(lobby)))
 // snippet.hide
-guard case .inboundEnded = end else { preconditionFailure("ended with \(end)") }
+precondition(end.code == .inboundEnded, "ended with \(end)")
 let leftInLobby = await mailroom.subscriberCount(for: ChatLine.self, from: .only(lobby))
 precondition(leftInLobby == 0)
 // snippet.show
@@ -61,7 +61,8 @@ print("over 10 posts:", total)
 print("the stalled connection ended:", await stalled.value)
 // snippet.hide
 precondition(total.ended == 1)
-guard case .backlogLimitExceeded = await stalled.value else { preconditionFailure("not ended for its backlog") }
+let stalledEnd = await stalled.value
+precondition(stalledEnd.code == .backlogLimitExceeded, "not ended for its backlog")
 let left = await mailroom.subscriberCount(for: ChatLine.self)
 precondition(left == 0)
 // snippet.show

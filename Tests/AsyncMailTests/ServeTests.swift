@@ -29,6 +29,17 @@ private func stalledConnection(on mailroom: Mailroom) async throws -> Task<Conne
 
 @Suite("serve: a connection's two ends, whichever ends first")
 struct ServeTests {
+    @Test("a connection's end says its code and the error behind it; codes compare, and a switch keeps a default")
+    func endDescribesItself() {
+        struct Reset: Error, CustomStringConvertible { var description: String { "connection reset" } }
+        #expect(ConnectionEnd(.failed, error: Reset()).description == "failed: connection reset")
+        #expect(ConnectionEnd(.cancelled).description == "cancelled")
+        #expect(ConnectionEnd(.inboundEnded).error == nil)
+        let codes: [ConnectionEnd.Code] = [.inboundEnded, .backlogLimitExceeded, .subscriptionEnded, .cancelled, .failed]
+        #expect(Set(codes).count == 5)
+        #expect(codes.map(\.description).allSatisfy { !$0.isEmpty })
+    }
+
     @Test("mail reaches the connection in order, the connection's own posts included")
     func deliversInOrder() async throws {
         let mailroom = Mailroom()
@@ -63,10 +74,7 @@ struct ServeTests {
             } receiving: {
             }
         }
-        guard case .inboundEnded = end else {
-            Issue.record("ended with \(end)")
-            return
-        }
+        #expect(end.code == .inboundEnded, "ended with \(end)")
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -78,11 +86,9 @@ struct ServeTests {
         for id in 1...5 { total += await mailroom.post(Ping(id: id)) }
         #expect(total == Receipt(delivered: 4, ended: 1))
         let end = try await withTimeout { await connection.value }
-        guard case .backlogLimitExceeded(let error) = end else {
-            Issue.record("ended with \(end)")
-            return
-        }
-        #expect(error.limit == 4)
+        #expect(end.code == .backlogLimitExceeded)
+        #expect((end.error as? BacklogLimitExceeded)?.limit == 4)
+        #expect(end.description == "backlog limit of 4 exceeded")
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -92,10 +98,7 @@ struct ServeTests {
         let connection = try await stalledConnection(on: mailroom)
         await mailroom.close()
         let end = try await withTimeout { await connection.value }
-        guard case .subscriptionEnded = end else {
-            Issue.record("ended with \(end)")
-            return
-        }
+        #expect(end.code == .subscriptionEnded, "ended with \(end)")
     }
 
     @Test("cancelling the serving task (server shutdown) ends both ends")
@@ -113,10 +116,7 @@ struct ServeTests {
         _ = try await receiving.first(1)
         connection.cancel()
         let end = try await withTimeout { await connection.value }
-        guard case .cancelled = end else {
-            Issue.record("ended with \(end)")
-            return
-        }
+        #expect(end.code == .cancelled, "ended with \(end)")
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -134,11 +134,8 @@ struct ServeTests {
         }
         _ = await mailroom.post(Ping(id: 1))
         let end = try await withTimeout { await connection.value }
-        guard case .failed(let error) = end else {
-            Issue.record("ended with \(end)")
-            return
-        }
-        #expect(error is SocketClosed)
+        #expect(end.code == .failed)
+        #expect(end.error is SocketClosed)
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
     }
 
@@ -156,9 +153,6 @@ struct ServeTests {
         player = nil
         _ = await mailroom.subscriberCount(for: Ping.self)  // finds the departed sender
         let end = try await withTimeout { await connection.value }
-        guard case .subscriptionEnded = end else {
-            Issue.record("ended with \(end)")
-            return
-        }
+        #expect(end.code == .subscriptionEnded, "ended with \(end)")
     }
 }

@@ -6,7 +6,7 @@ import ServiceLifecycle
 ///
 /// Closing finishes every subscription: each `for await` loop over it ends after the mail already
 /// buffered, and every `BoundedStream.serve(delivering:receiving:)` returns
-/// `ConnectionEnd.subscriptionEnded`, even one whose client stopped reading. Later
+/// a `ConnectionEnd` with code `.subscriptionEnded`, even one whose client stopped reading. Later
 /// posts deliver nothing.
 ///
 /// Order: a `ServiceGroup` shuts its services down in reverse order, one at a time. List this

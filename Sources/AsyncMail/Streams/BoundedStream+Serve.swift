@@ -41,8 +41,9 @@ extension BoundedStream {
             // blocked on a client that stopped reading, and the outbound loop never sees it.
             group.addTask {
                 switch await endSignal.ended() {
-                case .backlogLimitExceeded: .backlogLimitExceeded(BacklogLimitExceeded(limit: backlogLimit))
-                case .finished: .subscriptionEnded
+                case .backlogLimitExceeded:
+                    ConnectionEnd(.backlogLimitExceeded, error: BacklogLimitExceeded(limit: backlogLimit))
+                case .finished: ConnectionEnd(.subscriptionEnded)
                 }
             }
             group.addTask {
@@ -54,28 +55,28 @@ extension BoundedStream {
                     } else {
                         for try await mail in self { try await deliver(mail) }
                     }
-                    return .subscriptionEnded
+                    return ConnectionEnd(.subscriptionEnded)
                 } catch let error as BacklogLimitExceeded {
-                    return .backlogLimitExceeded(error)
+                    return ConnectionEnd(.backlogLimitExceeded, error: error)
                 } catch {
-                    return .failed(error)
+                    return ConnectionEnd(.failed, error: error)
                 }
             }
             group.addTask {
                 do {
                     try await receive()
-                    return .inboundEnded
+                    return ConnectionEnd(.inboundEnded)
                 } catch {
-                    return .failed(error)
+                    return ConnectionEnd(.failed, error: error)
                 }
             }
-            let first = await group.next() ?? .cancelled
+            let first = await group.next() ?? ConnectionEnd(.cancelled)
             // Ends the subscription (which also wakes the watcher above), then the other work.
             continuation.finish()
             group.cancelAll()
             return first
         }
-        return Task.isCancelled ? .cancelled : first
+        return Task.isCancelled ? ConnectionEnd(.cancelled) : first
     }
 
     /// One delivery inside the context its mail was posted in; the error, if any, is rethrown

@@ -30,20 +30,21 @@ func serveConnection(
             }
         }
     }
-    switch end {
-    case .backlogLimitExceeded, .subscriptionEnded, .cancelled:
-        // A client that stopped reading would never take a close frame: its socket buffers are
-        // full. Drop it. One that still reads is told why the server let it go.
+    switch end.code {
+    case .inboundEnded, .failed:
+        break  // the client has gone; Hummingbird completes the close
+    default:
+        // Backlog limit exceeded, subscription ended, cancelled, or a code added later. A client
+        // that stopped reading would never take a close frame: its socket buffers are full. Drop
+        // it. One that still reads is told why the server let it go.
         guard channel.isWritable else {
             try await channel.close()
             return
         }
-        if case .backlogLimitExceeded = end {
+        if end.code == .backlogLimitExceeded {
             try await outbound.close(.policyViolation, reason: "too slow")
         } else {
             try await outbound.close(.goingAway, reason: "server shutting down")
         }
-    case .inboundEnded, .failed:
-        break  // the client has gone; Hummingbird completes the close
     }
 }
