@@ -35,7 +35,9 @@ struct ServeTests {
         #expect(ConnectionEnd(.failed, error: Reset()).description == "failed: connection reset")
         #expect(ConnectionEnd(.cancelled).description == "cancelled")
         #expect(ConnectionEnd(.inboundEnded).error == nil)
-        let codes: [ConnectionEnd.Code] = [.inboundEnded, .backlogLimitExceeded, .subscriptionEnded, .cancelled, .failed]
+        let codes: [ConnectionEnd.Code] = [
+            .inboundEnded, .backlogLimitExceeded, .subscriptionEnded, .cancelled, .failed,
+        ]
         #expect(Set(codes).count == 5)
         #expect(codes.map(\.description).allSatisfy { !$0.isEmpty })
     }
