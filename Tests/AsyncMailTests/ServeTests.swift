@@ -29,7 +29,7 @@ private func stalledConnection(on mailroom: Mailroom) async throws -> Task<Conne
 
 @Suite("serve: a connection's two ends, whichever ends first")
 struct ServeTests {
-    @Test("a connection's end says its code and the error behind it; codes compare, and a switch keeps a default")
+    @Test("a connection's end says its code and the error behind it, and its codes are distinct values")
     func endDescribesItself() {
         struct Reset: Error, CustomStringConvertible { var description: String { "connection reset" } }
         #expect(ConnectionEnd(.failed, error: Reset()).description == "failed: connection reset")

@@ -8,7 +8,7 @@ struct LogThrottle: Sendable {
         var suppressed = 0
     }
 
-    private var windows: [RelayEvent.Kind: Window] = [:]
+    private var windows: [RelayEvent.Code: Window] = [:]
     private let interval: Duration
 
     init(interval: Duration = .seconds(1)) {
@@ -16,7 +16,7 @@ struct LogThrottle: Sendable {
     }
 
     /// Whether to log an event of `kind` now; if so, how many of its kind were left out before it.
-    mutating func admit(_ kind: RelayEvent.Kind, at now: ContinuousClock.Instant) -> Int? {
+    mutating func admit(_ kind: RelayEvent.Code, at now: ContinuousClock.Instant) -> Int? {
         if var window = windows[kind], now - window.opened < interval {
             window.suppressed += 1
             windows[kind] = window

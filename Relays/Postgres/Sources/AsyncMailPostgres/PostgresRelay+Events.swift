@@ -31,13 +31,13 @@ extension PostgresRelay {
             let before = state.counters
             counting(&state.counters)
             return (
-                Array(state.listeners.values), state.logThrottle.admit(event.kind, at: now), before, state.counters
+                Array(state.listeners.values), state.logThrottle.admit(event.code, at: now), before, state.counters
             )
         }
         metrics.add(from: before, to: after)
         if let leftOut {
             let also = leftOut > 0 ? " (and \(leftOut) more like it not logged)" : ""
-            switch event {
+            switch event.code.base {
             case .listening: logger.info("relay listening\(also)")
             case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected:
                 logger.warning("relay: \(event)\(also)")

@@ -1,21 +1,88 @@
 /// A relay that could not start, or a flush that could not promise publication.
-public enum RelayError: Error, Sendable, Hashable, CustomStringConvertible {
+///
+/// Switch over ``code``; codes may be added in any release, so such a `switch` keeps a
+/// `default`. Each error compares equal to the one made by the factory of the same name, which
+/// is what a test expects:
+///
+/// ```swift
+/// do {
+///     try await relay.flush()
+/// } catch let error as RelayError where error.code == .notRelayed {
+///     logger.warning("\(error.mails ?? 0) mails were not relayed")
+/// }
+/// ```
+public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong. A struct rather than an enum, so that a code added later breaks no
+    /// one's `switch`.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        enum Base: Sendable, Hashable {
+            case tableSetupFailed, notRunning, notRelayed
+        }
+
+        let base: Base
+
+        /// The durable mode's table could not be created or read: ``RelayError/table``,
+        /// ``RelayError/reason``.
+        public static let tableSetupFailed = Code(base: .tableSetupFailed)
+        /// ``PostgresRelay/flush()`` was called while the relay was not running, or it stopped first.
+        public static let notRunning = Code(base: .notRunning)
+        /// ``PostgresRelay/flush()``: ``RelayError/mails`` posted since the previous flush were
+        /// given up.
+        public static let notRelayed = Code(base: .notRelayed)
+
+        public var description: String {
+            switch base {
+            case .tableSetupFailed: "tableSetupFailed"
+            case .notRunning: "notRunning"
+            case .notRelayed: "notRelayed"
+            }
+        }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// The table that could not be set up (``Code/tableSetupFailed``).
+    public let table: String?
+    /// Why, in PostgreSQL's words (``Code/tableSetupFailed``).
+    public let reason: String?
+    /// How many mails were given up (``Code/notRelayed``).
+    public let mails: Int?
+
+    private init(_ code: Code, table: String? = nil, reason: String? = nil, mails: Int? = nil) {
+        self.code = code
+        self.table = table
+        self.reason = reason
+        self.mails = mails
+    }
+
     /// The durable mode's table could not be created or read; often the role lacks `CREATE` on
     /// the schema. Create it beforehand with the statement in *Across Processes and Machines*.
-    case tableSetupFailed(table: String, reason: String)
+    public static func tableSetupFailed(table: String, reason: String) -> RelayError {
+        RelayError(.tableSetupFailed, table: table, reason: reason)
+    }
+
     /// ``PostgresRelay/flush()`` was called while the relay was not running, or it stopped first.
-    case notRunning
+    public static let notRunning = RelayError(.notRunning)
+
     /// ``PostgresRelay/flush()``: this many mails posted since the previous flush returned were
     /// given up (too large, the outbound queue full, or dropped by a failed ephemeral publish),
     /// each also reported as its ``RelayEvent``. The count may include mail posted while the
     /// flush waited.
-    case notRelayed(mails: Int)
+    public static func notRelayed(mails: Int) -> RelayError {
+        RelayError(.notRelayed, mails: mails)
+    }
 
+    /// What happened, and what to do about it.
     public var description: String {
-        switch self {
-        case .tableSetupFailed(let table, let reason): "could not set up the relay table \(table): \(reason)"
-        case .notRunning: "the relay is not running"
-        case .notRelayed(let mails): "\(mails) mails were not relayed"
+        switch code.base {
+        case .tableSetupFailed:
+            "could not set up the relay table \(table ?? "?"): \(reason ?? "no reason given"). Grant the role "
+                + "CREATE on the schema, or create the table beforehand (see Across Processes and Machines)"
+        case .notRunning:
+            "the relay is not running: flush only while run() is running (a service group starts it)"
+        case .notRelayed:
+            "\(mails ?? 0) mails posted since the last flush were not relayed (too large, the outbound queue "
+                + "full, or dropped by a failed publish); each was reported as a RelayEvent and counted"
         }
     }
 }

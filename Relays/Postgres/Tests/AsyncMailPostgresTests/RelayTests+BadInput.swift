@@ -40,7 +40,7 @@ extension RelayTests {
         #expect(sendingRelay.counters.oversize == 1)
         #expect(
             events.count {
-                if case .oversize(type: "chat.line", bytes: let bytes) = $0 { bytes > 30_000 } else { false }
+                $0.code == .oversize && $0.wireName == "chat.line" && ($0.bytes ?? 0) > 30_000
             } == 1
         )
         #expect(try await Database.payloads(on: channel).count == 2)
@@ -93,7 +93,7 @@ extension RelayTests {
         try await Database.notify(on: channel, #"{"o":"fake","n":13,"t":"chat.line","c":1,"m":[{"text":"13"}]}"#)
         #expect(try await first(5, of: lines).map(\.text) == ["one", "four", "five", "nine", "13"])
         let gaps = events.all.compactMap { event -> Int? in
-            if case .gap(origin: "fake", missing: let missing) = event { return missing }
+            if event.code == .gap, event.origin == "fake" { return event.mails }
             return nil
         }
         #expect(gaps == [2, 3, 3])
@@ -176,7 +176,7 @@ extension RelayTests {
             #expect(relay.counters.queueOverflow >= 1)
             try await waitUntil("every overflow is reported") {
                 let reported = log.all.reduce(0) { sum, event in
-                    if case .queueOverflow(let posts) = event { sum + posts } else { sum }
+                    event.code == .queueOverflow ? sum + (event.posts ?? 0) : sum
                 }
                 return reported == relay.counters.queueOverflow
             }

@@ -34,7 +34,7 @@ extension RelayTests {
                 "terminating the listener lost nothing; the test proved nothing"
             )
         }
-        #expect(events.count { if case .disconnected = $0 { true } else { false } } >= 1)
+        #expect(events.count { $0.code == .disconnected } >= 1)
     }
 
     @Test(
@@ -148,7 +148,7 @@ extension RelayTests {
         await here.post(ChatLine(text: "while it hung"))
         try await waitUntil("the hung listener is replaced") {
             events.count { $0 == .listening } >= 2
-                && events.count { if case .disconnected = $0 { true } else { false } } >= 1
+                && events.count { $0.code == .disconnected } >= 1
         }
         #expect(try await first(1, of: lines).map(\.text) == ["while it hung"])
         #expect(events.all.contains { "\($0)".contains("no answer to a heartbeat") })

@@ -25,7 +25,7 @@ extension RelayTests {
             on: channel,
             wrongKey.signer.sign(#"{"o":"fake","n":2,"t":"chat.line","c":1,"m":[{"text":"forged too"}]}"#)
         )
-        try await awaitEvents(2, from: events) { if case .rejected = $0 { true } else { false } }
+        try await awaitEvents(2, from: events) { $0.code == .rejected }
         await here.post(ChatLine(text: "signed"))
         #expect(try await first(1, of: lines).map(\.text) == ["signed"])
         #expect(receiver.counters.rejected == 2)
@@ -95,7 +95,7 @@ extension RelayTests {
         let relay = try makeRelay(mailroom, on: freshChannel(), connection: unreachable) { $0.outboundQueueLimit = 50 }
         let events = relay.events()
         let running = Task { try await relay.run() }
-        try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
+        try await awaitEvents(1, from: events) { $0.code == .disconnected }
 
         for number in 0..<5_000 {
             await mailroom.post(LocalNote(text: "\(number)"))
@@ -131,7 +131,7 @@ extension RelayTests {
             // This suite runs one test at a time, so the one session waiting is this relay's.
             try await waitUntil("set-up waits for the lock") { try await Database.advisoryLockWaiters() == 1 }
             try await Database.terminate(relay.applicationName)
-            try await awaitEvents(1, from: events) { if case .disconnected = $0 { true } else { false } }
+            try await awaitEvents(1, from: events) { $0.code == .disconnected }
             try await holder.query(
                 "SELECT pg_advisory_unlock(hashtext('asyncmail-relay-setup'))",
                 logger: Database.logger
@@ -170,7 +170,7 @@ extension RelayTests {
             let running = try await start(again)
             // The event comes at the call deadline, 5 s here: the guard is ten times that and more.
             try await awaitEvents(1, from: events, within: .seconds(60)) { event in
-                if case .disconnected(let reason) = event { reason.contains("retention") } else { false }
+                event.code == .disconnected && event.reason?.contains("retention") == true
             }
             try await stop(running)
         } catch {

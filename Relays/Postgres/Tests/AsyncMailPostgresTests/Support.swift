@@ -260,7 +260,7 @@ func start(
     }
     try await withTimeout {
         for await event in events {
-            if case .listening = event { return }
+            if event.code == .listening { return }
         }
     }
     return running
