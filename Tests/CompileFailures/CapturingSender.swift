@@ -1,4 +1,5 @@
 // expect-error: capture of 'screen' with non-Sendable type 'Screen' in a '@Sendable' closure
+// swift5: expect-error: 'post(_:from:)' is unavailable: a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'
 import AsyncMail
 
 struct Refresh: Mail {}

@@ -34,3 +34,20 @@ func everyEntryPoint(_ mailroom: Mailroom, lobby: Lobby, token: Token) async {
     await mailroom.post(Settings(theme: "dark"), from: lobby)
     await mailroom.post(Ping(id: 2), from: RoomID(name: "lobby"))
 }
+
+/// Beside the overloads that explain a sender type or a bare sender where `Senders` goes, every
+/// correct form still resolves.
+func everySendersForm(_ mailroom: Mailroom, lobby: Lobby, senders: Senders) async {
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: senders)
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .everyone, startingWithLatest: true)
+    let _: BoundedStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(lobby), backlogLimit: 8)
+    let _: BoundedStream<Envelope<Ping, Lobby>> = await mailroom.subscribe(
+        to: Ping.self,
+        fromAny: Lobby.self,
+        backlogLimit: 8
+    )
+    let _: Ping? = await mailroom.latest(Ping.self, from: .only(RoomID(name: "lobby")))
+    let _: Int = await mailroom.subscriberCount(for: Ping.self, from: senders)
+    let _: Observation = await mailroom.observe(Ping.self, from: .only(lobby), owner: lobby) { _, _ in }
+    let _: Observation = await mailroom.observe(Ping.self, from: senders, owner: lobby, backlogLimit: 4) { _, _ in }
+}

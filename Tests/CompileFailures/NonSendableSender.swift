@@ -1,4 +1,5 @@
 // expect-error: type 'Screen' does not conform to the 'Sendable' protocol
+// swift5: expect-success
 import AsyncMail
 
 struct Refresh: Mail {}

@@ -1,4 +1,4 @@
-// expect-error: cannot convert value of type 'Player.Type' to expected argument type 'Senders'
+// expect-error: 'subscriberCount(for:from:)' is unavailable: a sender type is not a sender: subscriberCount(for:from:) counts one sender's subscriptions: from: .only(sender)
 import AsyncMail
 
 struct Score: Mail { let points: Int }

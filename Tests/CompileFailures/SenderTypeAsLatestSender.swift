@@ -1,4 +1,4 @@
-// expect-error: cannot convert value of type 'Player.Type' to expected argument type 'Senders'
+// expect-error: 'latest(_:from:)' is unavailable: a sender type is not a sender: latest(_:from:) keeps one sender's latest mail: from: .only(sender)
 import AsyncMail
 
 struct Score: Mail { let points: Int }

@@ -9,6 +9,7 @@ extension Mailroom {
         unavailable,
         message: "a sender type is not a sender: post from the sender itself (a player, not Player.self)"
     )
+    @discardableResult
     public nonisolated(nonsending) func post<M: Mail, S>(_ mail: M, from senderType: S.Type) async -> Receipt {
         fatalError("unavailable")
     }
@@ -19,6 +20,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
+    @discardableResult
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) async -> Receipt {
         fatalError("unavailable")
     }
@@ -28,6 +30,7 @@ extension Mailroom {
         unavailable,
         message: "a sender type is not a sender: post from the sender itself (a player, not Player.self)"
     )
+    @discardableResult
     public nonisolated(nonsending) func post<M: Mail, S>(
         contentsOf mails: some Sequence<M> & Sendable,
         from senderType: S.Type
@@ -41,6 +44,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
+    @discardableResult
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: S
@@ -53,6 +57,7 @@ extension Mailroom {
         unavailable,
         message: "a sender type is not a sender: post from the sender itself (a player, not Player.self)"
     )
+    @discardableResult
     public nonisolated func postSynchronously<M: Mail, S>(_ mail: M, from senderType: S.Type) -> Receipt {
         fatalError("unavailable")
     }
@@ -63,6 +68,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
+    @discardableResult
     public nonisolated func postSynchronously<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
         fatalError("unavailable")
     }
@@ -72,6 +78,7 @@ extension Mailroom {
         unavailable,
         message: "a sender type is not a sender: post from the sender itself (a player, not Player.self)"
     )
+    @discardableResult
     public nonisolated func postSynchronously<M: Mail, S>(
         contentsOf mails: some Sequence<M> & Sendable,
         from senderType: S.Type
@@ -85,6 +92,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
+    @discardableResult
     public nonisolated func postSynchronously<M: Mail, S: Sendable>(
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: S

@@ -1,0 +1,162 @@
+// A `from:` takes `Senders` (`.everyone`, `.only(x)`). Two plausible mistakes would otherwise
+// fail with "cannot convert value of type 'Player.Type' to expected argument type 'Senders'",
+// which names neither fix: a sender type where `fromAny:` goes, and a bare sender where
+// `.only(x)` goes. These overloads are the only candidates left for such calls, so the compiler
+// shows their messages instead (checked word for word in Tests/CompileFailures).
+extension Mailroom {
+    // MARK: A sender type
+
+    @available(
+        *,
+        unavailable,
+        message: "a sender type is not a sender: use subscribe(to:fromAny:) to hear every sender of a type"
+    )
+    public nonisolated(nonsending) func subscribe<M: Mail, S>(
+        to type: M.Type,
+        from senderType: S.Type,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async -> AsyncStream<M> {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message: "a sender type is not a sender: use subscribe(to:fromAny:backlogLimit:) to hear every sender of a type"
+    )
+    public nonisolated(nonsending) func subscribe<M: Mail, S>(
+        to type: M.Type,
+        from senderType: S.Type,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async -> BoundedStream<M> {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message: "a sender type is not a sender: use observe(_:fromAny:owner:) to hear every sender of a type"
+    )
+    public nonisolated(nonsending) func observe<M: Mail, S, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        from senderType: S.Type,
+        owner: Owner,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+    ) async -> Observation {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message:
+            "a sender type is not a sender: use observe(_:fromAny:owner:backlogLimit:) to hear every sender of a type"
+    )
+    public nonisolated(nonsending) func observe<M: Mail, S, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        from senderType: S.Type,
+        owner: Owner,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+    ) async -> Observation {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message: "a sender type is not a sender: latest(_:from:) keeps one sender's latest mail: from: .only(sender)"
+    )
+    public nonisolated(nonsending) func latest<M: Mail, S>(_ type: M.Type, from senderType: S.Type) async -> M? {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message:
+            "a sender type is not a sender: subscriberCount(for:from:) counts one sender's subscriptions: from: .only(sender)"
+    )
+    public nonisolated(nonsending) func subscriberCount<M: Mail, S>(
+        for type: M.Type,
+        from senderType: S.Type
+    ) async -> Int {
+        fatalError("unavailable")
+    }
+
+    // MARK: A bare sender
+
+    @available(*, unavailable, message: "name one sender with .only: subscribe(to:from: .only(sender))")
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        from sender: S,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async -> AsyncStream<M> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: subscribe(to:from: .only(sender), backlogLimit:)")
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        from sender: S,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async -> BoundedStream<M> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: observe(_:from: .only(sender), owner:)")
+    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        from sender: S,
+        owner: Owner,
+        bufferingPolicy: AsyncStream<M>.Continuation.BufferingPolicy = .unbounded,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+    ) async -> Observation {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message: "name one sender with .only: observe(_:from: .only(sender), owner:backlogLimit:)"
+    )
+    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        from sender: S,
+        owner: Owner,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+    ) async -> Observation {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: latest(_:from: .only(sender))")
+    public nonisolated(nonsending) func latest<M: Mail, S: Sendable>(_ type: M.Type, from sender: S) async -> M? {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: subscriberCount(for:from: .only(sender))")
+    public nonisolated(nonsending) func subscriberCount<M: Mail, S: Sendable>(
+        for type: M.Type,
+        from sender: S
+    ) async -> Int {
+        fatalError("unavailable")
+    }
+}

@@ -1,0 +1,10 @@
+// expect-error: 'subscribe(to:from:backlogLimit:startingWithLatest:where:)' is unavailable: name one sender with .only: subscribe(to:from: .only(sender), backlogLimit:)
+import AsyncMail
+
+struct Score: Mail { let points: Int }
+final class Player: Sendable {}
+
+/// The same with an object sender and a backlog limit.
+func playerScores(_ mailroom: Mailroom, player: Player) async -> BoundedStream<Score> {
+    await mailroom.subscribe(to: Score.self, from: player, backlogLimit: 64)
+}
