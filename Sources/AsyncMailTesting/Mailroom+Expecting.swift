@@ -19,6 +19,10 @@ extension Mailroom {
     /// `count` below 1 is an issue at once, without running `action`: to expect nothing, use
     /// ``expectNoMail(of:from:waiting:sourceLocation:during:)``.
     ///
+    /// When `senders` names one sender and its mail falls short, the issue also lists every mail
+    /// of the type posted meanwhile, with its sender: mail that came from another sender is
+    /// usually the clue. A tap watches for it, which no subscriber count or receipt sees.
+    ///
     /// ```swift
     /// let shipped = await mailroom.expectMail(of: OrderShipped.self) {
     ///     await ship(42, via: mailroom)
@@ -44,13 +48,14 @@ extension Mailroom {
         }
         let arrived = Arrivals<M>()
         let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
+        let elsewhere = await OtherSenders<M>.watch(self, besides: senders)
         try await action()
         let complete = await Self.first(in: stream, within: limit, at: sourceLocation) { _ in arrived.count >= count }
         if complete == nil {
-            Issue.record(
-                "expected \(count) \(M.self) from \(senders) within \(limit); \(arrived.describe())",
-                sourceLocation: sourceLocation
-            )
+            let message =
+                "expected \(count) \(M.self) from \(senders) within \(limit); \(arrived.describe())"
+                + elsewhere.describe(besides: arrived.count)
+            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
         } else if arrived.count > count {
             Issue.record(
                 "expected exactly \(count) \(M.self) from \(senders); \(arrived.describe())",
@@ -64,8 +69,9 @@ extension Mailroom {
     /// for it up to `limit`; mail that does not satisfy it is passed over.
     ///
     /// Records exactly one `Issue`, at `sourceLocation`, when no such mail arrives within
-    /// `limit`, saying how many mails of the type arrived and what they were; it then returns
-    /// `nil`. The subscription is live before `action` runs and ends when this returns.
+    /// `limit`, saying how many mails of the type arrived and what they were, and, when `senders`
+    /// names one sender, what other senders posted; it then returns `nil`. The subscription is
+    /// live before `action` runs and ends when this returns.
     ///
     /// ```swift
     /// let large = await mailroom.expectMail(of: OrderPlaced.self) {
@@ -83,11 +89,12 @@ extension Mailroom {
     ) async rethrows -> M? {
         let arrived = Arrivals<M>()
         let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
+        let elsewhere = await OtherSenders<M>.watch(self, besides: senders)
         try await action()
         guard let match = await Self.first(in: stream, within: limit, at: sourceLocation, where: predicate) else {
             let message =
-                "expected a \(M.self) from \(senders) that matches the predicate within \(limit); "
-                + "none of them did: \(arrived.describe())"
+                "expected one \(M.self) from \(senders) that matches the predicate within \(limit); "
+                + "none of them did: \(arrived.describe())" + elsewhere.describe(besides: arrived.count)
             Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
             return nil
         }
@@ -165,5 +172,49 @@ private final class Arrivals<M: Mail>: Sendable {
         }
         let rest = mails.count > 10 ? ", and \(mails.count - 10) more" : ""
         return "\(mails.count) arrived" + (mails.isEmpty ? "" : ": [" + shown.joined(separator: ", ") + rest + "]")
+    }
+}
+
+/// Mail of the expected type that a tap saw posted by any sender: when an expectation pinned to
+/// one sender fails, the mail that came from another is the clue.
+///
+/// A tap, so that it is never counted: not by `subscriberCount`, not in a post's `Receipt`.
+/// Watches only when the expectation names senders (with `.everyone`, nothing is elsewhere).
+private final class OtherSenders<M: Mail>: Sendable {
+    private typealias Posted = [(mail: M, sender: String)]
+
+    /// Written by the tap's filter, which holds it and not this object: the tap's stream, held
+    /// here, is then the only link, and dropping this drops the tap.
+    private let posted: Locked<Posted>
+    /// Keeps the tap subscribed for as long as the expectation runs.
+    private let tap: AsyncStream<PostedMail>?
+
+    private init(posted: Locked<Posted>, tap: AsyncStream<PostedMail>?) {
+        self.posted = posted
+        self.tap = tap
+    }
+
+    static func watch(_ mailroom: Mailroom, besides senders: Senders) async -> OtherSenders {
+        let posted = Locked<Posted>([])
+        guard senders.description != Senders.everyone.description else { return OtherSenders(posted: posted, tap: nil) }
+        let tap = await mailroom.subscribeToAllMail(bufferingPolicy: .bufferingNewest(0)) { mail in
+            guard let typed = mail.mail(as: M.self) else { return false }
+            let sender = mail.sender.map { String(describing: $0) } ?? "no sender"
+            posted.withLock { $0.append((typed, sender)) }
+            return false  // recorded here; nothing is buffered
+        }
+        return OtherSenders(posted: posted, tap: tap)
+    }
+
+    /// "; every Ping posted meanwhile (2, 1 of them from other senders): Ping(id: 1) from grill,
+    /// Ping(id: 2) from salad", or nothing when no mail of the type came from another sender.
+    func describe(besides matched: Int) -> String {
+        let posted = self.posted.withLock { $0 }
+        // The tap sees every post of the type; those the expectation heard are among them.
+        guard tap != nil, posted.count > matched else { return "" }
+        let shown = posted.prefix(10).map { "\($0.mail) from \($0.sender)" }
+        let rest = posted.count > 10 ? ", and \(posted.count - 10) more" : ""
+        return "; every \(M.self) posted meanwhile (\(posted.count), \(posted.count - matched) of them from other "
+            + "senders): " + shown.joined(separator: ", ") + rest
     }
 }

@@ -1,4 +1,4 @@
-import AsyncMail
+@testable import AsyncMail
 import AsyncMailTesting
 import Synchronization
 import TestSupport
@@ -75,6 +75,43 @@ struct ExpectingTests {
                 "expected 3 Ping from everyone within 0.05 seconds; 1 arrived: [Ping(id: 7)]"
             )
         )
+    }
+
+    @Test("pinned to one sender and nothing came: the issue lists the mail of that type other senders posted")
+    func otherSendersAreTheClue() async {
+        let mailroom = Mailroom()
+        let issues = await recordedIssues {
+            await mailroom.expectMail(of: Ping.self, from: .only(RoomID(name: "salad")), within: .milliseconds(50)) {
+                await mailroom.post(Ping(id: 3), from: RoomID(name: "grill"))
+                await mailroom.post(Ping(id: 4))
+            }
+        }
+        #expect(issues.count == 1)
+        #expect(
+            message(issues.first).contains(
+                #"expected 1 Ping from only RoomID(name: "salad") within 0.05 seconds; 0 arrived; "#
+                    + #"every Ping posted meanwhile (2, 2 of them from other senders): "#
+                    + #"Ping(id: 3) from RoomID(name: "grill"), Ping(id: 4) from no sender"#
+            )
+        )
+        // The tap that watched is not counted, and is gone with the expectation.
+        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.tapCount == 0)
+    }
+
+    @Test("a predicate on one sender's mail: 'one Ping', and the other senders' mail")
+    func predicateWithOtherSenders() async {
+        let mailroom = Mailroom()
+        let issues = await recordedIssues {
+            await mailroom.expectMail(of: Ping.self, from: .only(RoomID(name: "salad")), within: .milliseconds(50)) {
+                await mailroom.post(Ping(id: 1), from: RoomID(name: "salad"))
+                await mailroom.post(Ping(id: 9), from: RoomID(name: "grill"))
+            } where: {
+                $0.id > 5
+            }
+        }
+        #expect(message(issues.first).contains("expected one Ping from only"))
+        #expect(message(issues.first).contains("(2, 1 of them from other senders)"))
     }
 
     @Test("too many: one issue that lists every mail that arrived")
