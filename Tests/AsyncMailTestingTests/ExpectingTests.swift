@@ -1,8 +1,9 @@
-@testable import AsyncMail
 import AsyncMailTesting
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import AsyncMail
 
 struct Ping: Mail, Equatable {
     let id: Int
