@@ -94,12 +94,7 @@ extension PostgresRelay {
 
         /// The table name, checked to be a plain lower-case SQL identifier.
         func validatedTable() throws(RelayConfigurationError) -> String {
-            let bytes = Array(table.utf8)
-            let valid =
-                (1...63).contains(bytes.count)
-                && bytes.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
-                && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
-            guard valid else { throw .invalidTableName(table) }
+            if let reason = SQLIdentifier.problem(with: table) { throw .invalidTableName(table, reason: reason) }
             return table
         }
     }

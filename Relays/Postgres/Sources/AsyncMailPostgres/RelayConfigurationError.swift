@@ -95,8 +95,8 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
     }
 
     /// A table name for the durable mode: a lower-case SQL identifier of 1–63 characters.
-    public static func invalidTableName(_ name: String) -> RelayConfigurationError {
-        RelayConfigurationError(.invalidTableName, name: name)
+    public static func invalidTableName(_ name: String, reason: String? = nil) -> RelayConfigurationError {
+        RelayConfigurationError(.invalidTableName, name: name, reason: reason)
     }
 
     /// An authentication key shorter than 32 bytes, the length of its HMAC-SHA256 output.
@@ -120,7 +120,9 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
             "wire name \"\(name)\" is already registered for \(registered ?? "another type"): give each type its own"
         case .typeAlreadyRegistered:
             "\(name) is already registered as \"\(registered ?? "")\": register each type once"
-        case .invalidTableName: "invalid table name \"\(name)\": use a lower-case SQL identifier of 1-63 characters"
+        case .invalidTableName:
+            "invalid table name \"\(name)\"\(reason.map { ": \($0)" } ?? ""): use a lower-case SQL identifier of 1-63 "
+                + "characters"
         case .keyTooShort: "an authentication key of \(bytes ?? 0) bytes: use at least 32 random bytes"
         case .invalidEnvironmentVariable:
             "\(name)=\"\(value ?? "")\" cannot be used: fix or unset it (see PostgresRelay.connectionFromEnvironment)"

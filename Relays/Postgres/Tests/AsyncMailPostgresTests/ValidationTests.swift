@@ -48,10 +48,19 @@ struct ValidationTests {
         try relay.register(ChatLine.self, as: "chat.line")  // the same again is fine
     }
 
-    @Test("a table name that is not a plain identifier is thrown out")
-    func tableName() throws {
-        #expect(throws: RelayConfigurationError.invalidTableName("relay; drop table x")) {
-            try makeRelay(Mailroom(), on: RelayChannel("validation")) { $0.table = "relay; drop table x" }
+    @Test(
+        "a table name is held to the channel's rule, and the error says which part it breaks",
+        arguments: [
+            ("relay; drop table x", "only lower-case a-z, 0-9 and _ are allowed"),
+            ("", "it is empty"),
+            ("1relay", "it must start with a lower-case letter or _"),
+            ("Relay", "it must start with a lower-case letter or _"),
+            (String(repeating: "r", count: 64), "it is 64 bytes; PostgreSQL allows 63"),
+        ]
+    )
+    func tableName(_ table: String, reason: String) throws {
+        #expect(throws: RelayConfigurationError.invalidTableName(table, reason: reason)) {
+            try makeRelay(Mailroom(), on: RelayChannel("validation")) { $0.table = table }
         }
     }
 
