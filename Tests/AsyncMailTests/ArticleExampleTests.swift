@@ -38,6 +38,17 @@ final class Dashboard: Sendable {
     }
 }
 
+/// What the article warns against: a handler that captures `self` holds its owner strongly.
+final class CapturingDashboard: Sendable {
+    func start(_ mailroom: Mailroom) async -> Observation {
+        await mailroom.observe(PriceChanged.self, owner: self) { _, change in
+            await self.show(change)
+        }
+    }
+
+    func show(_ change: PriceChanged) async {}
+}
+
 extension Dashboard {
     static let shown = Locked<[Int]>([])
 
@@ -48,6 +59,30 @@ extension Dashboard {
 
 @Suite("Article examples, as written")
 struct ArticleExampleTests {
+    @Test("Observing and Tapping: an owner reached through the handler's parameter goes; one captured stays")
+    func capturingTheOwnerKeepsItAlive() async throws {
+        let mailroom = Mailroom()
+        weak var passed: Dashboard?
+        do {
+            let dashboard = Dashboard()
+            passed = dashboard
+            await dashboard.start(mailroom)
+        }
+        #expect(passed == nil, "held weakly: gone with its last reference")
+
+        var capturing: CapturingDashboard? = CapturingDashboard()
+        weak let captured = capturing
+        let observation = await capturing!.start(mailroom)
+        capturing = nil
+        #expect(captured != nil, "the handler's own capture keeps its owner, and so the observation, alive")
+        observation.cancel()
+        try await withTimeout { await observation.waitUntilEnded() }
+        await mailroom.close()
+        try await waitUntil("the cancelled observation released its handler, and the handler its owner") {
+            captured == nil
+        }
+    }
+
     @Test("AsyncMail: the landing page")
     func landingPage() async {
         struct OrderPlaced: Mail { let orderID: Int }
