@@ -193,7 +193,7 @@ private final class ModelRun {
         var bySender: [Sender: Int] = [:]
     }
 
-    var random: SplitMix64
+    var random: SeededRandomNumberGenerator
     let seed: UInt64
     var mailroom: Mailroom
     var subscriptions: [Subscription] = []
@@ -217,7 +217,7 @@ private final class ModelRun {
 
     init(seed: UInt64) {
         self.seed = seed
-        random = SplitMix64(seed: seed)
+        random = SeededRandomNumberGenerator(seed: seed)
         mailroom = Mailroom()
     }
 

@@ -237,7 +237,7 @@ struct StressTests {
         arguments: seeds
     )
     func randomCancellationUnderLoad(seed: UInt64) async throws {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandomNumberGenerator(seed: seed)
         let world = StressWorld()
         let filters: [StressFilter] = [.everyone, .room("even"), .room("odd"), .player(0), .player(1), .anyPlayer]
 
@@ -352,7 +352,7 @@ struct StressTests {
 
     @Test("close() racing posts and subscribes: no hang, every loop ends, every delivery is received", arguments: seeds)
     func closeRacingPostsAndSubscribes(seed: UInt64) async throws {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandomNumberGenerator(seed: seed)
         let world = StressWorld()
         let closeAfterYields = Int.random(in: 0..<2_000, using: &random)
         let filters: [StressFilter] = [.everyone, .room("even"), .player(0), .anyPlayer]

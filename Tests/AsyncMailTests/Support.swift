@@ -58,21 +58,6 @@ extension Tag {
     @Tag static var stress: Self
 }
 
-/// A small, seedable generator, so a failing random schedule can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Scales the stress suite's volume, e.g. `ASYNCMAIL_STRESS_SCALE=0.25` under a slow sanitizer.
 /// Defaults to 1, the volume the reliability guarantees are stated for.
 let stressScale: Double = {

@@ -1,4 +1,5 @@
 import AsyncMail
+import AsyncMailTesting
 import Foundation
 import Logging
 import RelayWire
@@ -251,7 +252,7 @@ struct InboundTests {
 
     @Test("seeded random payloads: no trap, every answer within its bounds, the ledger bounded")
     func randomPayloads() async throws {
-        var random = SeededRandom(seed: 2026)
+        var random = SeededRandomNumberGenerator(seed: 2026)
         let seeds =
             Self.hostile.map(\.1) + [
                 #"{"o":"a","n":1,"t":"chat.line","st":"room","s":{"name":"lobby"},"c":2,"m":[{"text":"a"},{"text":"b"}]}"#,
@@ -340,23 +341,6 @@ struct OriginLedgerTests {
             #expect(ledger.count <= 100)
         }
         #expect(ledger.post(from: "live", first: 3, last: 3) == .deliver(missing: 1), "the live origin was kept")
-    }
-}
-
-/// SplitMix64: the same payloads on every run and machine.
-struct SeededRandom {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
