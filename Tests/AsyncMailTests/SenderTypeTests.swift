@@ -161,6 +161,8 @@ struct SenderTypeTests {
         #expect(await mailroom.subscriberCount(for: Ping.self, from: .everyone) == 1)
         #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(RoomID("lobby"))) == 1)
         #expect(await mailroom.subscriberCount(for: Ping.self) == 3)
+        #expect(await mailroom.subscriberCount(for: Ping.self, fromAny: Player.self) == 1)
+        #expect(await mailroom.subscriberCount(for: Ping.self, fromAny: RoomID.self) == 0)
         withExtendedLifetime((everyone, lobby, players)) {}
     }
 

@@ -1,4 +1,4 @@
-// expect-error: 'subscriberCount(for:from:)' is unavailable: a sender type is not a sender: subscriberCount(for:from:) counts one sender's subscriptions: from: .only(sender)
+// expect-error: 'subscriberCount(for:from:)' is unavailable: a sender type is not a sender: use subscriberCount(for:fromAny:) to count the subscriptions to every sender of a type
 import AsyncMail
 
 struct Score: Mail { let points: Int }

@@ -84,7 +84,7 @@ extension Mailroom {
         *,
         unavailable,
         message:
-            "a sender type is not a sender: subscriberCount(for:from:) counts one sender's subscriptions: from: .only(sender)"
+            "a sender type is not a sender: use subscriberCount(for:fromAny:) to count the subscriptions to every sender of a type"
     )
     public nonisolated(nonsending) func subscriberCount<M: Mail, S>(
         for type: M.Type,

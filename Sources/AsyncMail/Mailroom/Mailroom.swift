@@ -381,6 +381,22 @@ public final actor Mailroom {
         _switchboard.subscriberCount(for: M.self, counting: .hearing(senders.key))
     }
 
+    /// The number of live subscriptions to a mail type that hear every sender of `senderType`,
+    /// made with `subscribe(to:fromAny:)` or `observe(_:fromAny:owner:)` for exactly that type.
+    ///
+    /// Exact under the same rules as ``subscriberCount(for:)``. A subscription to a supertype or
+    /// protocol of `senderType` is counted under its own type, not this one.
+    ///
+    /// ```swift
+    /// let watchingPlayers = await mailroom.subscriberCount(for: Score.self, fromAny: Player.self)
+    /// ```
+    public nonisolated(nonsending) func subscriberCount<M: Mail, S: Sendable>(
+        for type: M.Type,
+        fromAny senderType: S.Type
+    ) async -> Int {
+        _switchboard.subscriberCount(for: M.self, counting: .senderType(ObjectIdentifier(S.self)))
+    }
+
     /// Finishes every stream and shuts the mailroom.
     ///
     /// Consumers' loops end normally after draining what is already buffered. Afterwards

@@ -37,6 +37,8 @@ extension Switchboard {
         case all
         /// Those that hear exactly this sender (nil: every sender; see ``Senders/key``).
         case hearing(SenderKey?)
+        /// Those that hear every sender of exactly this type (`fromAny:`).
+        case senderType(ObjectIdentifier)
     }
 
     @usableFromInline
@@ -52,6 +54,7 @@ extension Switchboard {
             switch counted {
             case .all: count = table._count
             case .hearing(let key): count = table.count(hearing: key)
+            case .senderType(let type): count = table._bySenderType[type]?.count ?? 0
             }
             return (count, afterUnlock, table.retireIfUnused())
         }
