@@ -50,7 +50,69 @@ extension Mailroom {
         let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
         let elsewhere = await OtherSenders<M>.watch(self, besides: senders)
         try await action()
-        let complete = await Self.first(in: stream, within: limit, at: sourceLocation) { _ in arrived.count >= count }
+        return await Self.check(
+            count,
+            arrived,
+            in: stream,
+            from: "\(senders)",
+            elsewhere,
+            within: limit,
+            at: sourceLocation
+        )
+    }
+
+    /// Runs `action`, then returns the `count` mails of type `M` it posted from any sender of type
+    /// `S`, waiting for them up to `limit`: ``expectMail(_:of:from:within:sourceLocation:during:)``
+    /// for a sender-type subscription (`subscribe(to:fromAny:)`), with the same issues.
+    ///
+    /// ```swift
+    /// let scored = await mailroom.expectMail(of: Score.self, fromAny: Player.self) {
+    ///     await mailroom.post(Score(points: 3), from: Player(name: "ada"))
+    /// }
+    /// #expect(scored.map(\.points) == [3])
+    /// ```
+    @discardableResult
+    public nonisolated(nonsending) func expectMail<M: Mail, S: Sendable>(
+        _ count: Int = 1,
+        of type: M.Type,
+        fromAny senderType: S.Type,
+        within limit: Duration = .seconds(20),
+        sourceLocation: SourceLocation = #_sourceLocation,
+        during action: () async throws -> Void
+    ) async rethrows -> [M] {
+        guard count >= 1 else {
+            Issue.record(
+                "expectMail needs a count of at least 1, not \(count): use expectNoMail",
+                sourceLocation: sourceLocation
+            )
+            return []
+        }
+        let arrived = Arrivals<M>()
+        let stream = await subscribe(to: M.self, fromAny: S.self, where: arrived.record)
+        let elsewhere = await OtherSenders<M>.watch(self, besides: nil)
+        try await action()
+        return await Self.check(
+            count,
+            arrived,
+            in: stream,
+            from: "any \(S.self)",
+            elsewhere,
+            within: limit,
+            at: sourceLocation
+        )
+    }
+
+    /// Waits for `count` arrivals on `stream`, and records the issue when fewer or more came.
+    private static func check<M: Mail, Element: Sendable>(
+        _ count: Int,
+        _ arrived: Arrivals<M>,
+        in stream: AsyncStream<Element>,
+        from senders: String,
+        _ elsewhere: OtherSenders<M>,
+        within limit: Duration,
+        at sourceLocation: SourceLocation
+    ) async -> [M] {
+        let complete = await first(in: stream, within: limit, at: sourceLocation) { _ in arrived.count >= count }
         if complete == nil {
             let message =
                 "expected \(count) \(M.self) from \(senders) within \(limit); \(arrived.describe())"
@@ -132,15 +194,46 @@ extension Mailroom {
         }
     }
 
+    /// Runs `action`, and records an `Issue` at `sourceLocation` if any mail of type `M` from a
+    /// sender of type `S` was posted meanwhile, or within `window` after it:
+    /// ``expectNoMail(of:from:waiting:sourceLocation:during:)`` for a sender-type subscription.
+    ///
+    /// ```swift
+    /// await mailroom.expectNoMail(of: Score.self, fromAny: Player.self) {
+    ///     await mailroom.post(Score(points: 1))  // no sender: no player's score
+    /// }
+    /// ```
+    public nonisolated(nonsending) func expectNoMail<M: Mail, S: Sendable>(
+        of type: M.Type,
+        fromAny senderType: S.Type,
+        waiting window: Duration = .zero,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        during action: () async throws -> Void
+    ) async rethrows {
+        let arrived = Arrivals<M>()
+        let stream = await subscribe(to: M.self, fromAny: S.self, where: arrived.record)
+        try await action()
+        if arrived.count == 0, window > .zero {
+            _ = await Self.first(in: stream, within: window, at: nil) { _ in true }  // meant to run out
+        }
+        guard arrived.count == 0 else {
+            Issue.record(
+                "expected no \(M.self) from any \(S.self); \(arrived.describe())",
+                sourceLocation: sourceLocation
+            )
+            return
+        }
+    }
+
     /// Reads `stream` until a mail for which `done` holds, and returns it; nil when `limit`
     /// passes first. A wait at a `sourceLocation` is logged (``WaitLog``).
-    private static func first<M: Mail>(
-        in stream: AsyncStream<M>,
+    private static func first<Element: Sendable>(
+        in stream: AsyncStream<Element>,
         within limit: Duration,
         at sourceLocation: SourceLocation?,
-        where done: @escaping @Sendable (M) -> Bool
-    ) async -> M? {
-        let found = try? await race(limit, at: sourceLocation) { () -> M? in
+        where done: @escaping @Sendable (Element) -> Bool
+    ) async -> Element? {
+        let found = try? await race(limit, at: sourceLocation) { () -> Element? in
             for await mail in stream where done(mail) { return mail }
             return nil
         }
@@ -194,9 +287,12 @@ private final class OtherSenders<M: Mail>: Sendable {
         self.tap = tap
     }
 
-    static func watch(_ mailroom: Mailroom, besides senders: Senders) async -> OtherSenders {
+    /// Watches unless `senders` is everyone; nil stands for a sender type, which has others too.
+    static func watch(_ mailroom: Mailroom, besides senders: Senders?) async -> OtherSenders {
         let posted = Locked<Posted>([])
-        guard senders.description != Senders.everyone.description else { return OtherSenders(posted: posted, tap: nil) }
+        if let senders, senders.description == Senders.everyone.description {
+            return OtherSenders(posted: posted, tap: nil)
+        }
         let tap = await mailroom.subscribeToAllMail(bufferingPolicy: .bufferingNewest(0)) { mail in
             guard let typed = mail.mail(as: M.self) else { return false }
             let sender = mail.sender.map { String(describing: $0) } ?? "no sender"

@@ -9,6 +9,15 @@ struct Ping: Mail, Equatable {
     let id: Int
 }
 
+struct Score: Mail, Equatable {
+    let points: Int
+}
+
+final class Player: Sendable {
+    let name: String
+    init(name: String) { self.name = name }
+}
+
 struct RoomID: Hashable, Sendable {
     let name: String
 }
@@ -113,6 +122,36 @@ struct ExpectingTests {
         }
         #expect(message(issues.first).contains("expected one Ping from only"))
         #expect(message(issues.first).contains("(2, 1 of them from other senders)"))
+    }
+
+    @Test("fromAny: the mail from any sender of a type, as the documentation shows")
+    func fromAnySenderOfAType() async {
+        let mailroom = Mailroom()
+        let scored = await mailroom.expectMail(of: Score.self, fromAny: Player.self) {
+            await mailroom.post(Score(points: 3), from: Player(name: "ada"))
+        }
+        #expect(scored.map(\.points) == [3])
+        await mailroom.expectNoMail(of: Score.self, fromAny: Player.self) {
+            await mailroom.post(Score(points: 1))  // no sender: no player's score
+        }
+    }
+
+    @Test("fromAny falling short: the issue names the sender type and lists what others posted")
+    func fromAnyFallsShort() async {
+        let mailroom = Mailroom()
+        let issues = await recordedIssues {
+            await mailroom.expectMail(of: Score.self, fromAny: Player.self, within: .milliseconds(50)) {
+                await mailroom.post(Score(points: 1), from: RoomID(name: "lobby"))
+            }
+            await mailroom.expectNoMail(of: Score.self, fromAny: Player.self) {
+                await mailroom.post(Score(points: 2), from: Player(name: "bo"))
+            }
+        }
+        #expect(issues.count == 2)
+        #expect(message(issues.first).contains("expected 1 Score from any Player within 0.05 seconds; 0 arrived; "))
+        #expect(message(issues.first).contains(#"Score(points: 1) from RoomID(name: "lobby")"#))
+        #expect(message(issues.last).contains("expected no Score from any Player; 1 arrived: [Score(points: 2)]"))
+        #expect(await mailroom.tapCount == 0)
     }
 
     @Test("too many: one issue that lists every mail that arrived")
