@@ -269,6 +269,28 @@ struct SenderFilterTests {
         #expect(await mailroom.latest(Ping.self, from: .only(Colliding("nowhere"))) == nil)
     }
 
+    @Test("a sender written as an existential inline is routed as the value inside it")
+    func inlineExistentialSender() async throws {
+        let mailroom = Mailroom()
+        let lobby = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
+        let rooms = await mailroom.subscribe(to: Ping.self, fromAny: RoomID.self)
+        let alice = Token(7)  // Hashable, and an object: matched by identity even inside the box
+        let fromAlice = await mailroom.subscribe(to: Ping.self, from: .only(alice))
+        #expect(
+            await mailroom.post(Ping(id: 1), from: RoomID("lobby") as any Hashable & Sendable) == Receipt(delivered: 2)
+        )
+        #expect(
+            await mailroom.post(contentsOf: [Ping(id: 2)], from: RoomID("hall") as any Hashable & Sendable)
+                == Receipt(delivered: 1)
+        )
+        #expect(
+            mailroom.postSynchronously(Ping(id: 3), from: alice as any Hashable & Sendable) == Receipt(delivered: 1)
+        )
+        #expect(try await lobby.first(1) == [Ping(id: 1)])
+        #expect(try await rooms.first(2).map(\.mail) == [Ping(id: 1), Ping(id: 2)])
+        #expect(try await fromAlice.first(1) == [Ping(id: 3)])
+    }
+
     @Test("a value room is its sender's by the type's own ==, however the sender is posted or subscribed")
     func valueRoomMatchesByEquality() async throws {
         let mailroom = Mailroom()

@@ -33,6 +33,10 @@ func everyEntryPoint(_ mailroom: Mailroom, lobby: Lobby, token: Token) async {
     let _: Receipt = await mailroom.post(Ping(id: 1))
     await mailroom.post(Settings(theme: "dark"), from: lobby)
     await mailroom.post(Ping(id: 2), from: RoomID(name: "lobby"))
+    // An existential written inline is a sender too, in either language mode.
+    await mailroom.post(Ping(id: 3), from: RoomID(name: "lobby") as any Hashable & Sendable)
+    await mailroom.post(contentsOf: [Ping(id: 4)], from: token as any Hashable & Sendable)
+    mailroom.postSynchronously(Ping(id: 5), from: RoomID(name: "hall") as any Hashable & Sendable)
 }
 
 /// Beside the overloads that explain a sender type or a bare sender where `Senders` goes, every

@@ -20,7 +20,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
-    @discardableResult
+    @discardableResult @_disfavoredOverload
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(_ mail: M, from sender: S) async -> Receipt {
         fatalError("unavailable")
     }
@@ -44,7 +44,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
-    @discardableResult
+    @discardableResult @_disfavoredOverload
     public nonisolated(nonsending) func post<M: Mail, S: Sendable>(
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: S
@@ -68,7 +68,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
-    @discardableResult
+    @discardableResult @_disfavoredOverload
     public nonisolated func postSynchronously<M: Mail, S: Sendable>(_ mail: M, from sender: S) -> Receipt {
         fatalError("unavailable")
     }
@@ -92,7 +92,7 @@ extension Mailroom {
         message:
             "a sender is an object or a Hashable value: make it Hashable, or give the variable the type 'any Hashable & Sendable' or 'any AnyObject & Sendable'"
     )
-    @discardableResult
+    @discardableResult @_disfavoredOverload
     public nonisolated func postSynchronously<M: Mail, S: Sendable>(
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: S
