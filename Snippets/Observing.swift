@@ -20,7 +20,7 @@ var dashboard: Dashboard? = Dashboard()
 let (done, finished) = AsyncStream.makeStream(of: Void.self)
 
 // Everything that is posted, for a log.
-let log = await mailroom.subscribeToAllMail()
+let log = await mailroom.tap()
 
 // Settings are state: keep the latest, and let late observers start from it.
 await mailroom.retainLatest(Settings.self)

@@ -293,7 +293,7 @@ private final class OtherSenders<M: Mail>: Sendable {
         if let senders, senders.description == Senders.everyone.description {
             return OtherSenders(posted: posted, tap: nil)
         }
-        let tap = await mailroom.subscribeToAllMail(bufferingPolicy: .bufferingNewest(0)) { mail in
+        let tap = await mailroom.tap(bufferingPolicy: .bufferingNewest(0)) { mail in
             guard let typed = mail.mail(as: M.self) else { return false }
             let sender = mail.sender.map { String(describing: $0) } ?? "no sender"
             posted.withLock { $0.append((typed, sender)) }

@@ -195,7 +195,7 @@ struct ArticleExampleTests {
     func tap() async throws {
         let mailroom = Mailroom()
         let tapping = Task {
-            for await posted in await mailroom.subscribeToAllMail() {
+            for await posted in await mailroom.tap() {
                 print(posted.typeName, posted.sender.map { String(describing: $0) } ?? "-")
                 if let order = posted.mail(as: OrderPlaced.self) { audit(order) }
             }

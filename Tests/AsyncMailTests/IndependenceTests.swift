@@ -47,7 +47,7 @@ struct IndependenceTests {
         let kitchen = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("kitchen")))
         let fromAlice = await mailroom.subscribe(to: Ping.self, from: .only(alice))
         let pongs = await mailroom.subscribe(to: Pong.self)
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
 
         let holding = Task { await onThread { mailroom.postSynchronously(Ping(id: 1), from: lobby) } }
         try await gate.waitUntilParked()

@@ -116,7 +116,7 @@ struct InstrumentationTests {
         #expect(tracing.liveCount(Ping.self) == 0)
         // A tap is not a subscription to a type.
         let startsBeforeTap = tracing.starts.load(ordering: .relaxed)
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
         #expect(tracing.starts.load(ordering: .relaxed) == startsBeforeTap)
         // Closing ends the rest, and a subscription made afterwards is started and ended at once.
         let kept = [await mailroom.subscribe(to: Numbered.self), await mailroom.subscribe(to: Numbered.self)]
@@ -224,7 +224,7 @@ struct InstrumentationTests {
     @Test("a tap sees each post's context")
     func tapsSeeTheContext() async throws {
         let mailroom = Mailroom(instrumentation: Tracing())
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
         await Trace.$id.withValue("t") { await mailroom.post(Ping(id: 1)) }
         let posted = try await tap.first(1)
         #expect(posted.map { $0.context.value as? String } == ["t"])
@@ -235,7 +235,7 @@ struct InstrumentationTests {
         let mailroom = Mailroom(instrumentation: Tracing())
         let posters = 4
         let postsEach = scaled(5_000)
-        let tap = await mailroom.subscribeToAllMail(backlogLimit: posters * postsEach)
+        let tap = await mailroom.tap(backlogLimit: posters * postsEach)
         // One room per poster, each with a subscriber: the posts hold different lanes.
         var rooms: [AsyncStream<Ping>] = []
         for poster in 0..<posters {

@@ -73,7 +73,7 @@ struct LaneStressTests {
             betas.append((room, await subscribe(Beta.self, to: room)))
             betas.append((room, await subscribe(Beta.self, to: room)))
         }
-        let taps = [await mailroom.subscribeToAllMail(), await mailroom.subscribeToAllMail()].map { stream in
+        let taps = [await mailroom.tap(), await mailroom.tap()].map { stream in
             Task { await stream.untimedCollect() }
         }
 

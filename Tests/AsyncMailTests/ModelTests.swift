@@ -516,7 +516,7 @@ private final class ModelRun {
         case .tap:
             let filtered = subscription.filtered
             return Reader(
-                await mailroom.subscribeToAllMail(bufferingPolicy: streamPolicy(subscription.policy)) { posted in
+                await mailroom.tap(bufferingPolicy: streamPolicy(subscription.policy)) { posted in
                     guard posted.sender == nil || posted.sender is RoomID else { return false }
                     let id = (posted.mail as? any ModelMail)?.id ?? 0
                     return !filtered || id % 3 != 0

@@ -9,7 +9,7 @@ struct TapTests {
     func seesEverything() async throws {
         let mailroom = Mailroom()
         let alice = Player("alice")
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
         let pings = await mailroom.subscribe(to: Ping.self)
 
         await mailroom.post(Ping(id: 1))
@@ -34,7 +34,7 @@ struct TapTests {
     @Test("taps are not counted: a post nobody subscribed to still reads as unheard")
     func notCounted() async throws {
         let mailroom = Mailroom()
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
         #expect(await mailroom.post(Ping(id: 1)) == Receipt())
         #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
         #expect(try await tap.first(1).count == 1, "yet the tap saw it")
@@ -43,32 +43,32 @@ struct TapTests {
     @Test("a tap can filter, and ends like any subscription")
     func filtersAndEnds() async throws {
         let mailroom = Mailroom()
-        let onlyPongs = await mailroom.subscribeToAllMail(where: { $0.mail(as: Pong.self) != nil })
+        let onlyPongs = await mailroom.tap(where: { $0.mail(as: Pong.self) != nil })
         let consumer = Task { await onlyPongs.untimedCollect().compactMap { $0.mail(as: Pong.self)?.id } }
         await mailroom.post(Ping(id: 1))
         await mailroom.post(Pong(id: 2))
         await mailroom.close()
         #expect(try await withTimeout { await consumer.value } == [2])
-        #expect(try await mailroom.subscribeToAllMail().collect().isEmpty, "closed")
+        #expect(try await mailroom.tap().collect().isEmpty, "closed")
     }
 
     @Test("cancelling a tap's consumer removes it at once")
     func cancelRemoves() async throws {
         let mailroom = Mailroom()
-        let tap = await mailroom.subscribeToAllMail(bufferingPolicy: .bufferingOldest(0))
+        let tap = await mailroom.tap(bufferingPolicy: .bufferingOldest(0))
         let consumer = Task { for await _ in tap {} }
         #expect(await mailroom.tapCount == 1)
         consumer.cancel()
         await consumer.value
         #expect(await mailroom.tapCount == 0)
-        _ = await mailroom.subscribeToAllMail()  // dropped at once
+        _ = await mailroom.tap()  // dropped at once
         #expect(await mailroom.tapCount == 0)
     }
 
     @Test("a tap sees where each post ends, so a batch can be forwarded as one")
     func batchBoundaries() async throws {
         let mailroom = Mailroom()
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
         await mailroom.post(Ping(id: 0))
         await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2), Ping(id: 3)])
         await mailroom.post(contentsOf: [Ping(id: 4)], from: RoomID("lobby"))
@@ -81,7 +81,7 @@ struct TapTests {
     @Test("a tap with a backlog limit ends when it falls behind, uncounted, and its loop says why")
     func tapBacklogLimit() async throws {
         let mailroom = Mailroom()
-        let tap = await mailroom.subscribeToAllMail(backlogLimit: 2)
+        let tap = await mailroom.tap(backlogLimit: 2)
         let pings = await mailroom.subscribe(to: Ping.self)
         #expect(await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)]) == Receipt(delivered: 2))
         #expect(await mailroom.post(Ping(id: 3)) == Receipt(delivered: 1), "taps are never counted, ended or not")

@@ -81,7 +81,7 @@ struct MetricsTests {
         let meter = { try metrics.expectMeter("asyncmail.mailroom.subscriptions", [system, destination(Ping.self)]) }
         var pings: AsyncStream<Ping>? = await mailroom.subscribe(to: Ping.self)
         let observation = await mailroom.observe(Ping.self, owner: TraceLog()) { _, _ in }
-        let tap = await mailroom.subscribeToAllMail()
+        let tap = await mailroom.tap()
         #expect(try meter().lastValue == 2)
         pings = nil
         #expect(try meter().lastValue == 1)

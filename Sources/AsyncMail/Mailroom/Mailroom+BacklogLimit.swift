@@ -73,12 +73,12 @@ extension Mailroom {
     ///
     /// Taps are never counted in receipts, so the post that ends one does not count it in
     /// ``Receipt/ended`` either: the tap's loop throws ``BacklogLimitExceeded``, which is where
-    /// the loss is seen. Everything else works as in ``subscribeToAllMail(bufferingPolicy:where:)``.
+    /// the loss is seen. Everything else works as in ``tap(bufferingPolicy:where:)``.
     ///
     /// ```swift
-    /// let audit = await mailroom.subscribeToAllMail(backlogLimit: 10_000)
+    /// let audit = await mailroom.tap(backlogLimit: 10_000)
     /// ```
-    public nonisolated(nonsending) func subscribeToAllMail(
+    public nonisolated(nonsending) func tap(
         backlogLimit: Int,
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> BoundedStream<PostedMail> {

@@ -189,14 +189,14 @@ public final actor Mailroom {
     /// single check for it. Like every subscription, a tap is live on return and ends when its
     /// consuming task is cancelled, its stream is dropped, or the mailroom closes. For a tap that
     /// feeds something that can stall, such as a log shipper, use
-    /// ``subscribeToAllMail(backlogLimit:where:)``.
+    /// ``tap(backlogLimit:where:)``.
     ///
     /// ```swift
-    /// for await posted in await mailroom.subscribeToAllMail() {
+    /// for await posted in await mailroom.tap() {
     ///     logger.debug("\(posted.typeName) from \(String(describing: posted.sender))")
     /// }
     /// ```
-    public nonisolated(nonsending) func subscribeToAllMail(
+    public nonisolated(nonsending) func tap(
         bufferingPolicy: AsyncStream<PostedMail>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
     ) async -> AsyncStream<PostedMail> {

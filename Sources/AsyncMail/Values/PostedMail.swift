@@ -1,6 +1,6 @@
 /// Any posted mail, type-erased, as seen by a tap on a whole ``Mailroom``.
 ///
-/// Made by ``Mailroom/subscribeToAllMail(bufferingPolicy:where:)`` for logging, auditing and
+/// Made by ``Mailroom/tap(bufferingPolicy:where:)`` for logging, auditing and
 /// debugging tools that must see every post without knowing every mail type.
 public struct PostedMail: Sendable {
     /// The mail that was posted.

@@ -174,7 +174,7 @@ public final class PostgresRelay: Service, Sendable {
         // Mail this relay posts into the mailroom carries its mark, so it is never sent back out;
         // mail that can never travel is never buffered. The filter runs at post time, in the one
         // order, so the gate counts exactly what the tap will hand over.
-        let tap = await mailroom.subscribeToAllMail(where: { posted in
+        let tap = await mailroom.tap(where: { posted in
             guard RelayInbound.relay != relayID, registry.canRelay(posted) else { return false }
             return gate.admit(endingPost: posted.isLastInPost)
         })

@@ -36,7 +36,7 @@ struct RelayTests {
         let (here, there) = (Mailroom(), Mailroom())
         try await start(makeRelay(here, on: channel))
         try await start(makeRelay(there, on: channel))
-        let tap = await there.subscribeToAllMail()
+        let tap = await there.tap()
         await here.post(contentsOf: (1...5).map { ChatLine(text: "\($0)") }, from: RoomID(name: "lobby"))
         let seen = try await first(5, of: tap)
         #expect(seen.map(\.isLastInPost) == [false, false, false, false, true])
@@ -50,7 +50,7 @@ struct RelayTests {
         let sendingRelay = try makeRelay(here, on: channel)
         try await start(sendingRelay)
         try await start(makeRelay(there, on: channel))
-        let tap = await there.subscribeToAllMail()
+        let tap = await there.tap()
         // Holding the channel's advisory lock keeps the publisher's first transaction waiting,
         // so every later post queues behind it.
         let blocker = try await PostgresConnection.connect(
