@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks every fixture in Tests/CompileFailures against the built AsyncMail and
+# Type-checks every fixture in Tests/CompileFailures against the built AsyncMail, AsyncMailFoundation and
 # AsyncMailTesting modules, in the Swift 6 and the Swift 5 language modes.
 # A fixture's first line says what must happen in both modes:
 #   // expect-error: <diagnostic text>     type-checking fails with exactly that diagnostic
@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 swift build --target AsyncMailTesting >/dev/null
+swift build --target AsyncMailFoundation >/dev/null
 modules="$(swift build --show-bin-path)/Modules"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -4,7 +4,7 @@ import Synchronization
 
 /// A running bridge from a `NotificationCenter` notification into a ``AsyncMail/Mailroom``.
 ///
-/// Returned by ``AsyncMail/Mailroom/forward(_:object:from:as:)``. Forwarding goes on until
+/// Returned by ``AsyncMail/Mailroom/forward(_:object:in:as:)``. Forwarding goes on until
 /// ``cancel()`` or the mailroom's `close()`, whether or not this handle is kept: discarding it
 /// means "forward until the mailroom closes". The `NotificationCenter` observer is removed
 /// before `cancel()` or `close()` returns: no notification posted afterwards is transformed. The
@@ -104,10 +104,13 @@ public struct NotificationForwarding: Sendable, Hashable {
 extension Mailroom {
     /// Forwards a `NotificationCenter` notification into this mailroom as typed mail.
     ///
-    /// Each notification named `name` (optionally only from `object`) is passed to `transform`
-    /// on the posting thread, with no lock held; what it returns is posted there and then, with
-    /// ``AsyncMail/Mailroom/postSynchronously(_:)``, so bridged mail takes its place in the
-    /// mailroom's one order at the moment the notification is posted, and `nil` is skipped.
+    /// Each notification named `name` in `center` (optionally only from `object`) is passed to
+    /// `transform` on the posting thread, with no lock held; what it returns is posted there and
+    /// then, with ``AsyncMail/Mailroom/postSynchronously(_:)``, so bridged mail takes its place in
+    /// the mailroom's one order at the moment the notification is posted, and `nil` is skipped.
+    /// With `object`, the mail is posted from that object, so `subscribe(to:from: .only(object))`
+    /// hears it; without, it has no sender (a notification's own `object` is not known to be
+    /// `Sendable`). The bridge holds `object` weakly.
     /// Forwarding is live when this returns, even when called from a cancelled task. It goes on
     /// until the returned ``NotificationForwarding`` is cancelled or this mailroom closes (or is
     /// freed: the bridge does not keep it alive), whether or not the handle is kept; the
@@ -124,15 +127,20 @@ extension Mailroom {
     public nonisolated(nonsending) func forward<M: Mail>(
         _ name: Notification.Name,
         object: (any AnyObject & Sendable)? = nil,
-        from center: NotificationCenter = .default,
+        in center: NotificationCenter = .default,
         as transform: @escaping @Sendable (Notification) -> M?
     ) async -> NotificationForwarding {
         let registration = NotificationForwarding.Registration(center: center)
         registration.withLive { live in
             // Strong: a discarded handle must not stop forwarding. `stop()` breaks the cycle.
-            live.observer = center.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
+            live.observer = center.addObserver(forName: name, object: object, queue: nil) {
+                [weak self, weak object] note in
                 guard let mailroom = self, registration.isLive, let mail = transform(note) else { return }
-                mailroom.postSynchronously(mail)
+                if let object {
+                    mailroom.postSynchronously(mail, from: object)
+                } else {
+                    mailroom.postSynchronously(mail)
+                }
             }
         }
         if let closeAction = onClose({ registration.stop() }) {
@@ -143,5 +151,17 @@ extension Mailroom {
             registration.stop()  // already closed
         }
         return NotificationForwarding(registration: registration)
+    }
+}
+
+extension Mailroom {
+    @available(*, unavailable, renamed: "forward(_:object:in:as:)")
+    public nonisolated(nonsending) func forward<M: Mail>(
+        _ name: Notification.Name,
+        object: (any AnyObject & Sendable)? = nil,
+        from center: NotificationCenter,
+        as transform: @escaping @Sendable (Notification) -> M?
+    ) async -> NotificationForwarding {
+        fatalError("unavailable")
     }
 }

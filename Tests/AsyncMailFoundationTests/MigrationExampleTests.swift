@@ -18,7 +18,7 @@ struct MigrationExampleTests {
         let mailroom = Mailroom()
         struct Terminated: Mail { let pid: Int32 }
 
-        let forwarding = await mailroom.forward(.processTerminated, from: center) { note in
+        let forwarding = await mailroom.forward(.processTerminated, in: center) { note in
             (note.userInfo?["pid"] as? Int32).map(Terminated.init(pid:))
         }
         let terminated = await mailroom.subscribe(to: Terminated.self)

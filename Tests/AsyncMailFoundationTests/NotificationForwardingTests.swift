@@ -34,7 +34,7 @@ struct NotificationForwardingTests {
         let mailroom = Mailroom()
         let readings = await mailroom.subscribe(to: Reading.self)
         let calls = Calls()
-        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        let forwarding = await mailroom.forward(readingName, in: center, as: reading(calls))
 
         for value in 0..<100 { center.post(name: readingName, object: nil, userInfo: ["value": value]) }
         center.post(name: readingName, object: nil, userInfo: ["other": 1])  // transformed to nil: skipped
@@ -52,11 +52,37 @@ struct NotificationForwardingTests {
         let mailroom = Mailroom()
         let sensor = Sensor()
         let readings = await mailroom.subscribe(to: Reading.self)
-        let forwarding = await mailroom.forward(readingName, object: sensor, from: center, as: reading(Calls()))
+        let forwarding = await mailroom.forward(readingName, object: sensor, in: center, as: reading(Calls()))
         center.post(name: readingName, object: Sensor(), userInfo: ["value": 1])
         center.post(name: readingName, object: sensor, userInfo: ["value": 2])
         var iterator = readings.makeAsyncIterator()
         #expect(await iterator.next() == Reading(value: 2))
+        forwarding.cancel()
+    }
+
+    @Test("mail forwarded for one object is posted from it, so a subscription to that sender hears it")
+    func objectIsTheSender() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        let sensor = Sensor()
+        let fromSensor = await mailroom.subscribe(to: Reading.self, from: .only(sensor))
+        let fromAnySensor = await mailroom.subscribe(to: Reading.self, fromAny: Sensor.self)
+        let forwarding = await mailroom.forward(readingName, object: sensor, in: center, as: reading(Calls()))
+        center.post(name: readingName, object: sensor, userInfo: ["value": 3])
+        #expect(try await fromSensor.first(1) == [Reading(value: 3)])
+        #expect(try await fromAnySensor.first(1).map { $0.sender === sensor } == [true])
+        forwarding.cancel()
+    }
+
+    @Test("the bridge holds its object weakly")
+    func objectHeldWeakly() async throws {
+        let center = NotificationCenter()
+        let mailroom = Mailroom()
+        var sensor: Sensor? = Sensor()
+        weak let released = sensor
+        let forwarding = await mailroom.forward(readingName, object: sensor, in: center, as: reading(Calls()))
+        sensor = nil
+        #expect(released == nil, "the forwarding does not keep its object alive")
         forwarding.cancel()
     }
 
@@ -65,7 +91,7 @@ struct NotificationForwardingTests {
         let center = NotificationCenter()
         let mailroom = Mailroom()
         let calls = Calls()
-        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        let forwarding = await mailroom.forward(readingName, in: center, as: reading(calls))
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
         #expect(calls.count.load(ordering: .relaxed) == 1)
 
@@ -80,7 +106,7 @@ struct NotificationForwardingTests {
         let center = NotificationCenter()
         let mailroom = Mailroom()
         let calls = Calls()
-        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        let forwarding = await mailroom.forward(readingName, in: center, as: reading(calls))
         await mailroom.close()
         await forwarding.waitUntilEnded()
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
@@ -92,7 +118,7 @@ struct NotificationForwardingTests {
         let center = NotificationCenter()
         let mailroom = Mailroom()
         let calls = Calls()
-        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        let forwarding = await mailroom.forward(readingName, in: center, as: reading(calls))
         forwarding.cancel()
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
         #expect(calls.count.load(ordering: .relaxed) == 0)
@@ -105,13 +131,13 @@ struct NotificationForwardingTests {
         let center = NotificationCenter()
         let mailroom = Mailroom()
         let calls = Calls()
-        let forwarding = await mailroom.forward(readingName, from: center, as: reading(calls))
+        let forwarding = await mailroom.forward(readingName, in: center, as: reading(calls))
         await mailroom.close()
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
         #expect(calls.count.load(ordering: .relaxed) == 0)
         try await withTimeout { await forwarding.waitUntilEnded() }
         // Forwarding into a closed mailroom is stopped from the start.
-        let late = await mailroom.forward(readingName, from: center, as: reading(calls))
+        let late = await mailroom.forward(readingName, in: center, as: reading(calls))
         center.post(name: readingName, object: nil, userInfo: ["value": 2])
         #expect(calls.count.load(ordering: .relaxed) == 0)
         try await withTimeout { await late.waitUntilEnded() }
@@ -124,7 +150,7 @@ struct NotificationForwardingTests {
         var mailroom: Mailroom? = Mailroom()
         weak let gone = mailroom
         let readings = await mailroom!.subscribe(to: Reading.self)
-        let forwarding = await mailroom!.forward(readingName, from: center, as: reading(calls))
+        let forwarding = await mailroom!.forward(readingName, in: center, as: reading(calls))
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
         var iterator = readings.makeAsyncIterator()
         #expect(await iterator.next() == Reading(value: 1))
@@ -143,7 +169,7 @@ struct NotificationForwardingTests {
         let readings = await mailroom.subscribe(to: Reading.self)
         let forwarding = await Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            let forwarding = await mailroom.forward(readingName, from: center, as: reading(Calls()))
+            let forwarding = await mailroom.forward(readingName, in: center, as: reading(Calls()))
             center.post(name: readingName, object: nil, userInfo: ["value": 7])
             return forwarding
         }.value
@@ -156,7 +182,7 @@ struct NotificationForwardingTests {
         let mailroom = Mailroom()
         let readings = await mailroom.subscribe(to: Reading.self)
         let calls = Calls()
-        _ = await mailroom.forward(readingName, from: center, as: reading(calls))
+        _ = await mailroom.forward(readingName, in: center, as: reading(calls))
         center.post(name: readingName, object: nil, userInfo: ["value": 1])
         center.post(name: readingName, object: nil, userInfo: ["value": 2])
         #expect(try await readings.first(2) == [Reading(value: 1), Reading(value: 2)])
@@ -170,7 +196,7 @@ struct NotificationForwardingTests {
         let center = NotificationCenter()
         let mailroom = Mailroom()
         let readings = await mailroom.subscribe(to: Reading.self)
-        let forwarding = await mailroom.forward(readingName, from: center, as: reading(Calls()))
+        let forwarding = await mailroom.forward(readingName, in: center, as: reading(Calls()))
         // One thread: 1,000 notifications, then a direct post; the direct one must come last.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
