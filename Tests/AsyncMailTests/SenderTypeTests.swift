@@ -166,6 +166,24 @@ struct SenderTypeTests {
         withExtendedLifetime((everyone, lobby, players)) {}
     }
 
+    @Test("latest(_:fromAny:) is the newest mail of any sender of the type, with its sender")
+    func latestFromAny() async {
+        let mailroom = Mailroom()
+        #expect(await mailroom.latest(Ping.self, fromAny: Player.self) == nil, "the type keeps nothing yet")
+        await mailroom.retainLatest(Ping.self)
+        let (ada, bo) = (Player("ada"), Player("bo"))
+        await mailroom.post(Ping(id: 1), from: ada)
+        await mailroom.post(Ping(id: 2), from: bo)
+        await mailroom.post(Ping(id: 3), from: RoomID("lobby"))
+        await mailroom.post(Ping(id: 4))
+        let newest = await mailroom.latest(Ping.self, fromAny: Player.self)
+        #expect(newest?.mail == Ping(id: 2))
+        #expect(newest?.sender === bo)
+        #expect(await mailroom.latest(Ping.self, fromAny: RoomID.self)?.mail == Ping(id: 3))
+        #expect(await mailroom.latest(Ping.self, fromAny: Token.self) == nil)
+        withExtendedLifetime((ada, bo)) {}
+    }
+
     @Test(".only(nil) hears nothing, for objects as for values")
     func onlyNil() async throws {
         let mailroom = Mailroom()

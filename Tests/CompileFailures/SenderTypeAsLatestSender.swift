@@ -1,4 +1,4 @@
-// expect-error: 'latest(_:from:)' is unavailable: a sender type is not a sender: latest(_:from:) keeps one sender's latest mail: from: .only(sender)
+// expect-error: 'latest(_:from:)' is unavailable: a sender type is not a sender: use latest(_:fromAny:) for the newest mail of every sender of a type
 import AsyncMail
 
 struct Score: Mail { let points: Int }

@@ -74,7 +74,7 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message: "a sender type is not a sender: latest(_:from:) keeps one sender's latest mail: from: .only(sender)"
+        message: "a sender type is not a sender: use latest(_:fromAny:) for the newest mail of every sender of a type"
     )
     public nonisolated(nonsending) func latest<M: Mail, S>(_ type: M.Type, from senderType: S.Type) async -> M? {
         fatalError("unavailable")

@@ -243,6 +243,24 @@ public final actor Mailroom {
         _switchboard.latest(M.self, from: senders.key)
     }
 
+    /// The newest mail of a type posted by any sender of `senderType`, with that sender, if the
+    /// type keeps its latest mail (``retainLatest(_:)``): what a replaying
+    /// `subscribe(to:fromAny:startingWithLatest:)` would start with.
+    ///
+    /// Each sender's newest mail is kept; this is the newest of those whose sender is a
+    /// `senderType` (a supertype or protocol counts, as for `fromAny:`), so it walks every kept
+    /// sender, under the type's lock. A departed object's mail no longer counts.
+    ///
+    /// ```swift
+    /// let lastScore = await mailroom.latest(Score.self, fromAny: Player.self)
+    /// ```
+    public nonisolated(nonsending) func latest<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        fromAny senderType: S.Type
+    ) async -> Envelope<M, S>? {
+        _switchboard.latest(M.self, fromAny: S.self)
+    }
+
     // MARK: Posting
 
     /// Posts mail with no sender; it reaches only subscriptions without a sender filter.

@@ -28,6 +28,18 @@ extension Switchboard {
         return latest
     }
 
+    /// The newest mail of `M` from any sender of type `S`, after dropping departed senders' mail.
+    @usableFromInline
+    func latest<M: Mail, S: Sendable>(_ type: M.Type, fromAny senderType: S.Type) -> Envelope<M, S>? {
+        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return nil }
+        let (latest, afterUnlock) = table.withIndex { () -> (Envelope<M, S>?, AfterUnlock<[M]>) in
+            guard !table.isRetired, let kept = table._latest else { return (nil, AfterUnlock(releasing: [])) }
+            return (kept.newest(fromAny: S.self), AfterUnlock(releasing: kept.sweep()))
+        }
+        afterUnlock.perform()
+        return latest
+    }
+
     // MARK: Counting and closing
 
     /// Which subscriptions ``subscriberCount(for:counting:)`` counts.
