@@ -39,6 +39,20 @@ func everyEntryPoint(_ mailroom: Mailroom, lobby: Lobby, token: Token) async {
     mailroom.postSynchronously(Ping(id: 5), from: RoomID(name: "hall") as any Hashable & Sendable)
 }
 
+/// A sender known only by a protocol that refines `Hashable`: posted and subscribed to as it is,
+/// in the Swift 5 language mode as in 6.
+protocol Named: Hashable, Sendable {
+    var name: String { get }
+}
+
+extension RoomID: Named {}
+
+func protocolSenders(_ mailroom: Mailroom, named: any Named) async {
+    await mailroom.post(Ping(id: 6), from: named)
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(named))
+    let _: Ping? = await mailroom.latest(Ping.self, from: .only(named))
+}
+
 /// Beside the overloads that explain a sender type or a bare sender where `Senders` goes, every
 /// correct form still resolves.
 func everySendersForm(_ mailroom: Mailroom, lobby: Lobby, senders: Senders) async {
