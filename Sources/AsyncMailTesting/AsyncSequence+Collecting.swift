@@ -19,15 +19,7 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [Element] {
-        try await withTimeout(limit, sourceLocation: sourceLocation) {
-            var collected: [Element] = []
-            guard count > 0 else { return collected }
-            for try await element in self {
-                collected.append(element)
-                if collected.count == count { break }
-            }
-            return collected
-        }
+        try await withTimeout(limit, sourceLocation: sourceLocation) { try await self.untimedFirst(count) }
     }
 
     /// Every element until the sequence finishes; fails the test if it has not finished within
@@ -41,10 +33,27 @@ extension AsyncSequence where Self: Sendable, Element: Sendable {
         within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [Element] {
-        try await withTimeout(limit, sourceLocation: sourceLocation) {
-            var collected: [Element] = []
-            for try await element in self { collected.append(element) }
-            return collected
+        try await withTimeout(limit, sourceLocation: sourceLocation) { try await self.untimedCollect() }
+    }
+
+    /// The first `count` elements, with no time limit of its own: for a consumer task or a
+    /// task-group child whose result a test awaits under `withTimeout`, the one hang guard.
+    /// Anywhere else, ``first(_:within:sourceLocation:)`` is the call.
+    package func untimedFirst(_ count: Int) async rethrows -> [Element] {
+        var collected: [Element] = []
+        guard count > 0 else { return collected }
+        for try await element in self {
+            collected.append(element)
+            if collected.count == count { break }
         }
+        return collected
+    }
+
+    /// Every element until the sequence finishes, with no time limit of its own (see
+    /// ``untimedFirst(_:)``); anywhere else, ``collect(within:sourceLocation:)`` is the call.
+    package func untimedCollect() async rethrows -> [Element] {
+        var collected: [Element] = []
+        for try await element in self { collected.append(element) }
+        return collected
     }
 }

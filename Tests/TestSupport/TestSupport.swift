@@ -51,26 +51,3 @@ public func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> 
         #endif
     }
 }
-
-extension AsyncSequence where Self: Sendable, Element: Sendable {
-    /// The first `count` elements, with no time limit of its own: for a consumer task or a
-    /// task-group child whose result the test awaits under `withTimeout`, the one hang guard.
-    /// Anywhere else, AsyncMailTesting's `first(_:within:)` is the call.
-    public func untimedFirst(_ count: Int) async rethrows -> [Element] {
-        var collected: [Element] = []
-        guard count > 0 else { return collected }
-        for try await element in self {
-            collected.append(element)
-            if collected.count == count { break }
-        }
-        return collected
-    }
-
-    /// Every element until the sequence finishes, with no time limit of its own (see
-    /// ``untimedFirst(_:)``); anywhere else, AsyncMailTesting's `collect(within:)` is the call.
-    public func untimedCollect() async rethrows -> [Element] {
-        var collected: [Element] = []
-        for try await element in self { collected.append(element) }
-        return collected
-    }
-}
