@@ -290,7 +290,7 @@ private final class OtherSenders<M: Mail>: Sendable {
     /// Watches unless `senders` is everyone; nil stands for a sender type, which has others too.
     static func watch(_ mailroom: Mailroom, besides senders: Senders?) async -> OtherSenders {
         let posted = Locked<Posted>([])
-        if let senders, senders.description == Senders.everyone.description {
+        if let senders, senders.isEveryone {
             return OtherSenders(posted: posted, tap: nil)
         }
         let tap = await mailroom.tap(bufferingPolicy: .bufferingNewest(0)) { mail in

@@ -85,6 +85,10 @@ public struct Senders: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is ``everyone``: for the testing helpers, which watch other senders only
+    /// when a sender is named.
+    package var isEveryone: Bool { key == nil }
+
     /// Where a post's sender is looked up for this value; nil for ``everyone``.
     @inlinable
     var key: SenderKey? {
