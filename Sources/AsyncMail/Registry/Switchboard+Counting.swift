@@ -17,27 +17,29 @@ extension Switchboard {
     /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
-        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return nil }
-        let (latest, afterUnlock) = table.withIndex { () -> (M?, AfterUnlock<[M]>) in
-            guard !table.isRetired, let kept = table._latest else { return (nil, AfterUnlock(releasing: [])) }
-            let afterUnlock = AfterUnlock(releasing: kept.sweep())
-            guard let key else { return (kept._newest, afterUnlock) }
-            return (kept.newest(from: key), afterUnlock)
-        }
-        afterUnlock.perform()
-        return latest
+        readKept(M.self) { kept in key.map { kept.newest(from: $0) } ?? kept._newest }
     }
 
     /// The newest mail of `M` from any sender of type `S`, after dropping departed senders' mail.
     @usableFromInline
     func latest<M: Mail, S: Sendable>(_ type: M.Type, fromAny senderType: S.Type) -> Envelope<M, S>? {
+        readKept(M.self) { $0.newest(fromAny: S.self) }
+    }
+
+    /// Reads `M`'s kept mail under its table's index, after sweeping departed senders' mail, which
+    /// is released once the lock is; nil when the type keeps nothing.
+    private func readKept<M: Mail, Result: Sendable>(
+        _ type: M.Type,
+        _ read: (LatestMail<M>) -> Result?
+    ) -> Result? {
         guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return nil }
-        let (latest, afterUnlock) = table.withIndex { () -> (Envelope<M, S>?, AfterUnlock<[M]>) in
+        let (result, afterUnlock) = table.withIndex { () -> (Result?, AfterUnlock<[M]>) in
             guard !table.isRetired, let kept = table._latest else { return (nil, AfterUnlock(releasing: [])) }
-            return (kept.newest(fromAny: S.self), AfterUnlock(releasing: kept.sweep()))
+            let afterUnlock = AfterUnlock(releasing: kept.sweep())
+            return (read(kept), afterUnlock)
         }
         afterUnlock.perform()
-        return latest
+        return result
     }
 
     // MARK: Counting and closing
