@@ -40,7 +40,7 @@ precondition(served == [1, 2, 3], "every order is cooked, in the order it was pl
 // Cancelling the consuming task ends its subscription: no token to keep, nothing to unregister.
 kitchen.cancel()
 await kitchen.value
-let listening = await mailroom.subscriberCount(for: OrderPlaced.self)
+let listening = await mailroom.subscriberCount(OrderPlaced.self)
 print("kitchen subscriptions left: \(listening)")
 // snippet.hide
 precondition(listening == 0, "cancelling the kitchen removes its subscription")

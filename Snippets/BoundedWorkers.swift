@@ -43,6 +43,6 @@ do {
 }
 // snippet.hide
 precondition(total.ended == 1, "the grill's subscription ended: \(total)")
-let left = await mailroom.subscriberCount(for: Order.self)
+let left = await mailroom.subscriberCount(Order.self)
 precondition(left == 0, "every worker ended: \(left) left")
 // snippet.show

@@ -38,10 +38,10 @@ for await text in toClient {
 client.finish()  // the client leaves
 let end = await connection.value
 print("the connection ended:", end)
-print("subscribers left in the lobby:", await mailroom.subscriberCount(for: ChatLine.self, from: .only(lobby)))
+print("subscribers left in the lobby:", await mailroom.subscriberCount(ChatLine.self, from: .only(lobby)))
 // snippet.hide
 precondition(end.code == .inboundEnded, "ended with \(end)")
-let leftInLobby = await mailroom.subscriberCount(for: ChatLine.self, from: .only(lobby))
+let leftInLobby = await mailroom.subscriberCount(ChatLine.self, from: .only(lobby))
 precondition(leftInLobby == 0)
 // snippet.show
 
@@ -63,6 +63,6 @@ print("the stalled connection ended:", await stalled.value)
 precondition(total.ended == 1)
 let stalledEnd = await stalled.value
 precondition(stalledEnd.code == .backlogLimitExceeded, "not ended for its backlog")
-let left = await mailroom.subscriberCount(for: ChatLine.self)
+let left = await mailroom.subscriberCount(ChatLine.self)
 precondition(left == 0)
 // snippet.show

@@ -13,7 +13,7 @@ import Testing
 /// @Suite(.isolatedSharedMailroom)
 /// struct CheckoutTests {
 ///     @Test func announcesTheOrder() async {
-///         let placed = await Mailroom.shared.expectMail(of: OrderPlaced.self) {
+///         let placed = await Mailroom.shared.expectMail(OrderPlaced.self) {
 ///             await Checkout().place(42)  // posts to Mailroom.shared
 ///         }
 ///         #expect(placed.map(\.id) == [42])

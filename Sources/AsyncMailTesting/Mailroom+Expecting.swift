@@ -17,22 +17,22 @@ extension Mailroom {
     /// that arrived, for the test's own `#expect`s. Arrival is recorded as each post delivers, so
     /// what the issue lists is exact even when the test's own tasks run late on a busy machine. A
     /// `count` below 1 is an issue at once, without running `action`: to expect nothing, use
-    /// ``expectNoMail(of:from:waiting:sourceLocation:during:)``.
+    /// ``expectNoMail(_:from:waiting:sourceLocation:during:)``.
     ///
     /// When `senders` names one sender and its mail falls short, the issue also lists every mail
     /// of the type posted meanwhile, with its sender: mail that came from another sender is
     /// usually the clue. A tap watches for it, which no subscriber count or receipt sees.
     ///
     /// ```swift
-    /// let shipped = await mailroom.expectMail(of: OrderShipped.self) {
+    /// let shipped = await mailroom.expectMail(OrderShipped.self) {
     ///     await ship(42, via: mailroom)
     /// }
     /// #expect(shipped.map(\.orderID) == [42])
     /// ```
     @discardableResult
     public nonisolated(nonsending) func expectMail<M: Mail>(
-        _ count: Int = 1,
-        of type: M.Type,
+        _ type: M.Type,
+        count: Int = 1,
         from senders: Senders = .everyone,
         within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation,
@@ -62,19 +62,19 @@ extension Mailroom {
     }
 
     /// Runs `action`, then returns the `count` mails of type `M` it posted from any sender of type
-    /// `S`, waiting for them up to `limit`: ``expectMail(_:of:from:within:sourceLocation:during:)``
+    /// `S`, waiting for them up to `limit`: ``expectMail(_:count:from:within:sourceLocation:during:)``
     /// for a sender-type subscription (`subscribe(to:fromAny:)`), with the same issues.
     ///
     /// ```swift
-    /// let scored = await mailroom.expectMail(of: Score.self, fromAny: Player.self) {
+    /// let scored = await mailroom.expectMail(Score.self, fromAny: Player.self) {
     ///     await mailroom.post(Score(points: 3), from: Player(name: "ada"))
     /// }
     /// #expect(scored.map(\.points) == [3])
     /// ```
     @discardableResult
     public nonisolated(nonsending) func expectMail<M: Mail, S: Sendable>(
-        _ count: Int = 1,
-        of type: M.Type,
+        _ type: M.Type,
+        count: Int = 1,
         fromAny senderType: S.Type,
         within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation,
@@ -136,13 +136,13 @@ extension Mailroom {
     /// live before `action` runs and ends when this returns.
     ///
     /// ```swift
-    /// let large = await mailroom.expectMail(of: OrderPlaced.self) {
+    /// let large = await mailroom.expectMail(OrderPlaced.self) {
     ///     await placeOrders(via: mailroom)
     /// } where: { $0.total > 10_000 }
     /// ```
     @discardableResult
     public nonisolated(nonsending) func expectMail<M: Mail>(
-        of type: M.Type,
+        _ type: M.Type,
         from senders: Senders = .everyone,
         within limit: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation,
@@ -171,12 +171,12 @@ extension Mailroom {
     /// work that may post later; this is the one helper that waits for its deadline when it passes.
     ///
     /// ```swift
-    /// await mailroom.expectNoMail(of: OrderShipped.self) {
+    /// await mailroom.expectNoMail(OrderShipped.self) {
     ///     await cancelOrder(42, via: mailroom)
     /// }
     /// ```
     public nonisolated(nonsending) func expectNoMail<M: Mail>(
-        of type: M.Type,
+        _ type: M.Type,
         from senders: Senders = .everyone,
         waiting window: Duration = .zero,
         sourceLocation: SourceLocation = #_sourceLocation,
@@ -196,15 +196,15 @@ extension Mailroom {
 
     /// Runs `action`, and records an `Issue` at `sourceLocation` if any mail of type `M` from a
     /// sender of type `S` was posted meanwhile, or within `window` after it:
-    /// ``expectNoMail(of:from:waiting:sourceLocation:during:)`` for a sender-type subscription.
+    /// ``expectNoMail(_:from:waiting:sourceLocation:during:)`` for a sender-type subscription.
     ///
     /// ```swift
-    /// await mailroom.expectNoMail(of: Score.self, fromAny: Player.self) {
+    /// await mailroom.expectNoMail(Score.self, fromAny: Player.self) {
     ///     await mailroom.post(Score(points: 1))  // no sender: no player's score
     /// }
     /// ```
     public nonisolated(nonsending) func expectNoMail<M: Mail, S: Sendable>(
-        of type: M.Type,
+        _ type: M.Type,
         fromAny senderType: S.Type,
         waiting window: Duration = .zero,
         sourceLocation: SourceLocation = #_sourceLocation,

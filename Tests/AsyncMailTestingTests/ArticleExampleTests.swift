@@ -49,7 +49,7 @@ struct Checkout {
 struct ArticleExampleTests {
     @Test func shippingAnnouncesTheOrder() async {
         let mailroom = Mailroom()
-        let shipped = await mailroom.expectMail(of: OrderShipped.self) {
+        let shipped = await mailroom.expectMail(OrderShipped.self) {
             await ship(42, via: mailroom)
         }
         #expect(shipped.map(\.orderID) == [42])
@@ -57,7 +57,7 @@ struct ArticleExampleTests {
 
     @Test func largeOrdersAreFound() async {
         let mailroom = Mailroom()
-        let large = await mailroom.expectMail(of: OrderPlaced.self) {
+        let large = await mailroom.expectMail(OrderPlaced.self) {
             await placeOrders(via: mailroom)
         } where: {
             $0.total > 10_000
@@ -67,7 +67,7 @@ struct ArticleExampleTests {
 
     @Test func cancelledOrdersAreNotShipped() async {
         let mailroom = Mailroom()
-        await mailroom.expectNoMail(of: OrderShipped.self) {
+        await mailroom.expectNoMail(OrderShipped.self) {
             await cancelOrder(42, via: mailroom)
         }
     }
@@ -113,7 +113,7 @@ struct ArticleExampleTests {
 @Suite(.isolatedSharedMailroom)
 struct CheckoutTests {
     @Test func announcesTheOrder() async {
-        let placed = await Mailroom.shared.expectMail(of: OrderPlaced.self) {
+        let placed = await Mailroom.shared.expectMail(OrderPlaced.self) {
             await Checkout().place(42)  // posts to Mailroom.shared
         }
         #expect(placed.map(\.id) == [42])

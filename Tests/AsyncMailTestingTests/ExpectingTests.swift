@@ -57,12 +57,12 @@ struct ExpectingTests {
     @Test("the expected mail is returned, including mail a task started by the action posts later")
     func countArrives() async {
         let mailroom = Mailroom()
-        let arrived = await mailroom.expectMail(2, of: Ping.self) {
+        let arrived = await mailroom.expectMail(Ping.self, count: 2) {
             await mailroom.post(Ping(id: 1))
             Task { await mailroom.post(Ping(id: 2)) }  // after the action returns
         }
         #expect(arrived == [Ping(id: 1), Ping(id: 2)])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0, "the helper's subscription has ended")
+        #expect(await mailroom.subscriberCount(Ping.self) == 0, "the helper's subscription has ended")
     }
 
     @Test("too few: one issue at the caller's line, saying what was expected and what arrived")
@@ -72,7 +72,7 @@ struct ExpectingTests {
         var line = 0
         let issues = await recordedIssues {
             line = #line + 1
-            arrived = await mailroom.expectMail(3, of: Ping.self, within: .milliseconds(50)) {
+            arrived = await mailroom.expectMail(Ping.self, count: 3, within: .milliseconds(50)) {
                 await mailroom.post(Ping(id: 7))
             }
         }
@@ -91,7 +91,7 @@ struct ExpectingTests {
     func otherSendersAreTheClue() async {
         let mailroom = Mailroom()
         let issues = await recordedIssues {
-            await mailroom.expectMail(of: Ping.self, from: .only(RoomID(name: "salad")), within: .milliseconds(50)) {
+            await mailroom.expectMail(Ping.self, from: .only(RoomID(name: "salad")), within: .milliseconds(50)) {
                 await mailroom.post(Ping(id: 3), from: RoomID(name: "grill"))
                 await mailroom.post(Ping(id: 4))
             }
@@ -105,7 +105,7 @@ struct ExpectingTests {
             )
         )
         // The tap that watched is not counted, and is gone with the expectation.
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         #expect(await mailroom.tapCount == 0)
     }
 
@@ -113,7 +113,7 @@ struct ExpectingTests {
     func predicateWithOtherSenders() async {
         let mailroom = Mailroom()
         let issues = await recordedIssues {
-            await mailroom.expectMail(of: Ping.self, from: .only(RoomID(name: "salad")), within: .milliseconds(50)) {
+            await mailroom.expectMail(Ping.self, from: .only(RoomID(name: "salad")), within: .milliseconds(50)) {
                 await mailroom.post(Ping(id: 1), from: RoomID(name: "salad"))
                 await mailroom.post(Ping(id: 9), from: RoomID(name: "grill"))
             } where: {
@@ -127,11 +127,11 @@ struct ExpectingTests {
     @Test("fromAny: the mail from any sender of a type, as the documentation shows")
     func fromAnySenderOfAType() async {
         let mailroom = Mailroom()
-        let scored = await mailroom.expectMail(of: Score.self, fromAny: Player.self) {
+        let scored = await mailroom.expectMail(Score.self, fromAny: Player.self) {
             await mailroom.post(Score(points: 3), from: Player(name: "ada"))
         }
         #expect(scored.map(\.points) == [3])
-        await mailroom.expectNoMail(of: Score.self, fromAny: Player.self) {
+        await mailroom.expectNoMail(Score.self, fromAny: Player.self) {
             await mailroom.post(Score(points: 1))  // no sender: no player's score
         }
     }
@@ -140,10 +140,10 @@ struct ExpectingTests {
     func fromAnyFallsShort() async {
         let mailroom = Mailroom()
         let issues = await recordedIssues {
-            await mailroom.expectMail(of: Score.self, fromAny: Player.self, within: .milliseconds(50)) {
+            await mailroom.expectMail(Score.self, fromAny: Player.self, within: .milliseconds(50)) {
                 await mailroom.post(Score(points: 1), from: RoomID(name: "lobby"))
             }
-            await mailroom.expectNoMail(of: Score.self, fromAny: Player.self) {
+            await mailroom.expectNoMail(Score.self, fromAny: Player.self) {
                 await mailroom.post(Score(points: 2), from: Player(name: "bo"))
             }
         }
@@ -159,7 +159,7 @@ struct ExpectingTests {
         let mailroom = Mailroom()
         var arrived: [Ping] = []
         let issues = await recordedIssues {
-            arrived = await mailroom.expectMail(1, of: Ping.self) {
+            arrived = await mailroom.expectMail(Ping.self, count: 1) {
                 await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)])
             }
         }
@@ -174,7 +174,7 @@ struct ExpectingTests {
         var ran = false
         var arrived: [Ping] = [Ping(id: -1)]
         let issues = await recordedIssues {
-            arrived = await mailroom.expectMail(0, of: Ping.self) { ran = true }
+            arrived = await mailroom.expectMail(Ping.self, count: 0) { ran = true }
         }
         #expect(arrived.isEmpty)
         #expect(issues.count == 1)
@@ -185,7 +185,7 @@ struct ExpectingTests {
     @Test("one sender: mail from other senders neither counts nor fails the expectation")
     func oneSender() async {
         let mailroom = Mailroom()
-        let lobby = await mailroom.expectMail(of: Ping.self, from: .only(RoomID(name: "lobby"))) {
+        let lobby = await mailroom.expectMail(Ping.self, from: .only(RoomID(name: "lobby"))) {
             await mailroom.post(Ping(id: 1), from: RoomID(name: "kitchen"))
             await mailroom.post(Ping(id: 2), from: RoomID(name: "lobby"))
             await mailroom.post(Ping(id: 3))
@@ -196,7 +196,7 @@ struct ExpectingTests {
     @Test("a predicate: the first matching mail, the others passed over")
     func predicate() async {
         let mailroom = Mailroom()
-        let found = await mailroom.expectMail(of: Ping.self) {
+        let found = await mailroom.expectMail(Ping.self) {
             await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2), Ping(id: 3)])
         } where: {
             $0.id > 1
@@ -209,7 +209,7 @@ struct ExpectingTests {
         let mailroom = Mailroom()
         var found: Ping?
         let issues = await recordedIssues {
-            found = await mailroom.expectMail(of: Ping.self, within: .milliseconds(50)) {
+            found = await mailroom.expectMail(Ping.self, within: .milliseconds(50)) {
                 await mailroom.post(Ping(id: 1))
             } where: {
                 $0.id > 5
@@ -228,7 +228,7 @@ struct ExpectingTests {
         let stuck = SpinGate()
         var found: Ping? = Ping(id: 0)
         let issues = await recordedIssues {
-            found = await mailroom.expectMail(of: Ping.self, within: .milliseconds(100)) {
+            found = await mailroom.expectMail(Ping.self, within: .milliseconds(100)) {
                 await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)])
             } where: { _ in
                 stuck.wait()
@@ -244,11 +244,11 @@ struct ExpectingTests {
     @Test("no mail: passes without waiting, and fails once, naming the mail, when some was posted")
     func noMail() async {
         let mailroom = Mailroom()
-        await mailroom.expectNoMail(of: Ping.self, from: .only(RoomID(name: "lobby"))) {
+        await mailroom.expectNoMail(Ping.self, from: .only(RoomID(name: "lobby"))) {
             await mailroom.post(Ping(id: 1), from: RoomID(name: "elsewhere"))
         }
         let issues = await recordedIssues {
-            await mailroom.expectNoMail(of: Ping.self, from: .only(RoomID(name: "lobby"))) {
+            await mailroom.expectNoMail(Ping.self, from: .only(RoomID(name: "lobby"))) {
                 await mailroom.post(Ping(id: 9), from: RoomID(name: "lobby"))
             }
         }
@@ -264,7 +264,7 @@ struct ExpectingTests {
     func noMailWindow() async {
         let mailroom = Mailroom()
         let issues = await recordedIssues {
-            await mailroom.expectNoMail(of: Ping.self, waiting: .seconds(10)) {
+            await mailroom.expectNoMail(Ping.self, waiting: .seconds(10)) {
                 Task { await mailroom.post(Ping(id: 4)) }
             }
         }

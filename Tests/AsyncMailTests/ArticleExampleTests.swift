@@ -102,7 +102,7 @@ struct ArticleExampleTests {
         let mailroom = Mailroom()
         let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlogLimit: 4_096)
         #expect(inbox.backlogLimit == 4_096)
-        #expect(await mailroom.subscriberCount(for: ChatLine.self, from: .only(RoomID("lobby"))) == 1)
+        #expect(await mailroom.subscriberCount(ChatLine.self, from: .only(RoomID("lobby"))) == 1)
     }
 
     @Test("Buffering and Backpressure: receipts")
@@ -129,7 +129,7 @@ struct ArticleExampleTests {
         let consumer = Task { for await _ in stream {} }
         consumer.cancel()
         await consumer.value
-        let remaining = await mailroom.subscriberCount(for: Ping.self)  // 0, deterministically
+        let remaining = await mailroom.subscriberCount(Ping.self)  // 0, deterministically
         #expect(remaining == 0)
     }
 
@@ -142,11 +142,11 @@ struct ArticleExampleTests {
         }  // `pings` is dropped here, so the subscription is removed
         // The task subscribes when it starts; wait for that before posting (see Server Patterns).
         try await withTimeout {
-            while await mailroom.subscriberCount(for: Ping.self) != 1 { await Task.yield() }
+            while await mailroom.subscriberCount(Ping.self) != 1 { await Task.yield() }
         }
         for id in 1...3 { await mailroom.post(Ping(id: id)) }
         try await withTimeout { await watcher.value }
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("Senders and Filters: three ways to pin a sender")
@@ -165,8 +165,8 @@ struct ArticleExampleTests {
             print(envelope.sender.name, envelope.mail.text)  // alice hi
             break
         }
-        #expect(await mailroom.subscriberCount(for: Said.self, from: .only(alice)) == 1)
-        #expect(await mailroom.subscriberCount(for: Said.self, from: .only(RoomID(name: "lobby"))) == 1)
+        #expect(await mailroom.subscriberCount(Said.self, from: .only(alice)) == 1)
+        #expect(await mailroom.subscriberCount(Said.self, from: .only(RoomID(name: "lobby"))) == 1)
         withExtendedLifetime((fromAlice, inLobby)) {}
     }
 

@@ -10,7 +10,7 @@ struct BacklogLimitTests {
         for id in 1...3 { #expect(await mailroom.post(Ping(id: id)) == Receipt(delivered: 1)) }
         #expect(await mailroom.post(Ping(id: 4)) == Receipt(ended: 1))
         // Removed before that post returned, not whenever the consumer next looks.
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         #expect(await mailroom.post(Ping(id: 5)) == Receipt())
 
         // The consumer learns why at once; the three buffered mails are discarded.
@@ -76,7 +76,7 @@ struct BacklogLimitTests {
         let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 2)
         let receipt = await mailroom.post(contentsOf: (1...5).map { Ping(id: $0) })
         #expect(receipt == Receipt(delivered: 2, ended: 1))
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         withExtendedLifetime(inbox) {}
     }
 
@@ -85,7 +85,7 @@ struct BacklogLimitTests {
         let mailroom = Mailroom()
         let evens = await mailroom.subscribe(to: Ping.self, backlogLimit: 2, where: { $0.id.isMultiple(of: 2) })
         for id in [1, 2, 3, 4, 5] { _ = await mailroom.post(Ping(id: id)) }
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(await mailroom.subscriberCount(Ping.self) == 1)
         await mailroom.close()
         #expect(try await evens.collect().map(\.id) == [2, 4])
     }
@@ -115,7 +115,7 @@ struct BacklogLimitTests {
         consumer.cancel()
         #expect(try await withTimeout { try await consumer.value } == nil)
         try await withTimeout {
-            while await mailroom.subscriberCount(for: Ping.self) != 0 { await Task.yield() }
+            while await mailroom.subscriberCount(Ping.self) != 0 { await Task.yield() }
         }
     }
 

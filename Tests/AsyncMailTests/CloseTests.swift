@@ -23,7 +23,7 @@ struct CloseTests {
         #expect(try await withTimeout { await plainLoop.value } == [Ping(id: 1)])
         #expect(try await withTimeout { await pinnedLoop.value } == [Ping(id: 1)])
         #expect(try await withTimeout { await typedLoop.value }.map(\.mail) == [Pong(id: 2)])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         #expect(await mailroom.routeTableCount == 0)
     }
 
@@ -39,7 +39,7 @@ struct CloseTests {
         #expect(await mailroom.post(Ping(id: 2), from: RoomID("lobby")) == Receipt(delivered: 0, dropped: 0))
         #expect(try await late.collect() == [])
         #expect(try await latePinned.collect() == [])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("a mailroom that is deallocated finishes its streams instead of leaving consumers waiting")

@@ -14,22 +14,22 @@ struct CountBySenderTests {
         let rooms = await mailroom.subscribe(to: Ping.self, fromAny: RoomID.self)
         let pongs = await mailroom.subscribe(to: Pong.self, from: .only(RoomID("lobby")))
 
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(RoomID("lobby"))) == 3)
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(RoomID("kitchen"))) == 1)
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(RoomID("attic"))) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(RoomID("lobby"))) == 3)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(RoomID("kitchen"))) == 1)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(RoomID("attic"))) == 0)
         #expect(
-            await mailroom.subscriberCount(for: Ping.self, from: .only("lobby")) == 0,
+            await mailroom.subscriberCount(Ping.self, from: .only("lobby")) == 0,
             "the type is part of the match"
         )
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(Optional(RoomID("lobby")))) == 3)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(Optional(RoomID("lobby")))) == 3)
         let boxed: any Hashable & Sendable = RoomID("lobby")
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(boxed)) == 3)
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 6)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(boxed)) == 3)
+        #expect(await mailroom.subscriberCount(Ping.self) == 6)
 
         lobby.removeLast()  // dropping a stream removes it at once
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(RoomID("lobby"))) == 2)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(RoomID("lobby"))) == 2)
         await mailroom.close()
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(RoomID("lobby"))) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(RoomID("lobby"))) == 0)
         withExtendedLifetime((kitchen, everyone, rooms, pongs)) {}
     }
 
@@ -43,14 +43,14 @@ struct CountBySenderTests {
             await subscribeThroughHashable(mailroom, from: original),
         ]
         let fromLeaving = await mailroom.subscribe(to: Ping.self, from: .only(leaving!))
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(original)) == 2)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(original)) == 2)
         #expect(
-            await mailroom.subscriberCount(for: Ping.self, from: .only(Token(1))) == 0,
+            await mailroom.subscriberCount(Ping.self, from: .only(Token(1))) == 0,
             "an equal lookalike is another sender"
         )
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(leaving!)) == 1)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(leaving!)) == 1)
         leaving = nil
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 2, "the departed sender's stream ended")
+        #expect(await mailroom.subscriberCount(Ping.self) == 2, "the departed sender's stream ended")
         #expect(try await fromLeaving.collect() == [])
         withExtendedLifetime(fromOriginal) {}
     }

@@ -53,7 +53,7 @@ struct FilterTests {
         let none = await mailroom.subscribe(to: Ping.self, where: { _ in false })
         #expect(await mailroom.post(Ping(id: 1)) == Receipt(delivered: 1))
         #expect(try await all.first(1) == [Ping(id: 1)])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 2, "a filtered subscription is still a subscription")
+        #expect(await mailroom.subscriberCount(Ping.self) == 2, "a filtered subscription is still a subscription")
         withExtendedLifetime(none) {}
     }
 }

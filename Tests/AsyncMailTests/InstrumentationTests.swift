@@ -105,7 +105,7 @@ struct InstrumentationTests {
         let pinned = await mailroom.subscribe(to: Pong.self, from: .only(player))
         #expect(tracing.liveCount(Pong.self) == 1)
         player = nil
-        #expect(await mailroom.subscriberCount(for: Pong.self) == 0)
+        #expect(await mailroom.subscriberCount(Pong.self) == 0)
         #expect(tracing.liveCount(Pong.self) == 0)
         _ = pinned
         // An observation, cancelled.

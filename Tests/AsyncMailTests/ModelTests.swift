@@ -672,15 +672,15 @@ private final class ModelRun {
         if chance(40) { return try await countBySender(kind) }
         let actual: Int
         switch kind {
-        case .a: actual = await mailroom.subscriberCount(for: MailA.self)
-        case .b: actual = await mailroom.subscriberCount(for: MailB.self)
+        case .a: actual = await mailroom.subscriberCount(MailA.self)
+        case .b: actual = await mailroom.subscriberCount(MailB.self)
         }
         for subscription in subscriptions where subscription.kind == kind && subscription.state == .senderGone {
             subscription.state = .ended
         }
         let expected = subscriptions.filter { $0.kind == kind && $0.counted }.count
         log("count \(typeName(kind)) = \(expected)")
-        #expect(actual == expected, "subscriberCount(for: \(typeName(kind))); \(context)")
+        #expect(actual == expected, "subscriberCount(\(typeName(kind))); \(context)")
     }
 
     func countBySender(_ kind: MailKind) async throws {
@@ -690,15 +690,15 @@ private final class ModelRun {
             route = .object(number)
             let object = objects[number]!
             switch kind {
-            case .a: actual = await mailroom.subscriberCount(for: MailA.self, from: .only(object))
-            case .b: actual = await mailroom.subscriberCount(for: MailB.self, from: .only(object))
+            case .a: actual = await mailroom.subscriberCount(MailA.self, from: .only(object))
+            case .b: actual = await mailroom.subscriberCount(MailB.self, from: .only(object))
             }
         } else {
             let room = pick(rooms)
             route = .value(room)
             switch kind {
-            case .a: actual = await mailroom.subscriberCount(for: MailA.self, from: .only(RoomID(room)))
-            case .b: actual = await mailroom.subscriberCount(for: MailB.self, from: .only(RoomID(room)))
+            case .a: actual = await mailroom.subscriberCount(MailA.self, from: .only(RoomID(room)))
+            case .b: actual = await mailroom.subscriberCount(MailB.self, from: .only(RoomID(room)))
             }
         }
         for subscription in subscriptions where subscription.kind == kind && subscription.state == .senderGone {
@@ -706,7 +706,7 @@ private final class ModelRun {
         }
         let expected = subscriptions.filter { $0.kind == kind && $0.counted && $0.route == route }.count
         log("count \(typeName(kind)) from \(route) = \(expected)")
-        #expect(actual == expected, "subscriberCount(for: \(typeName(kind)), from: .only(\(route))); \(context)")
+        #expect(actual == expected, "subscriberCount(\(typeName(kind)), from: .only(\(route))); \(context)")
     }
 
     func latest() async throws {

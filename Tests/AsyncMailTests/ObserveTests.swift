@@ -87,7 +87,7 @@ struct ObserveTests {
         #expect(gone == nil, "the observation must not keep its owner alive")
         await mailroom.post(Ping(id: 2))  // the handler is not called: there is no owner
         try await withTimeout { await observation.waitUntilEnded() }
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         report.finish()
         #expect(try await handled.collect() == [], "nothing was handled after the owner went")
     }
@@ -125,7 +125,7 @@ struct ObserveTests {
         try await withTimeout { await observation.waitUntilEnded() }
         report.finish()
         #expect(try await handled.collect() == [1], "2 and 3 were buffered but never handled")
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0, "removed by the time it ended")
+        #expect(await mailroom.subscriberCount(Ping.self) == 0, "removed by the time it ended")
         withExtendedLifetime(recorder) {}
     }
 
@@ -208,7 +208,7 @@ struct ObserveTests {
         observation.cancel()
         try await withTimeout { await observation.waitUntilEnded() }
         #expect(screen.shown == [], "no handler call may start after cancel() returns")
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("cancel() does not interrupt the handler call in progress: its task is not cancelled")

@@ -40,12 +40,12 @@ struct UserCodeOutsideTheLockTests {
         let mailroom = Mailroom()
         await mailroom.retainLatest(Carrier.self)
         await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))))
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 1, "the kept mail holds the only reference")
+        #expect(await mailroom.subscriberCount(Ping.self) == 1, "the kept mail holds the only reference")
         // The second post replaces the first, whose release ends the first stream.
         await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))))
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(await mailroom.subscriberCount(Ping.self) == 1)
         await mailroom.close()
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("kept mail of a departed sender, and per-sender kept mail, is released after unlocking")
@@ -56,14 +56,14 @@ struct UserCodeOutsideTheLockTests {
         await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))), from: sender!)
         await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))), from: RoomID("a"))
         await mailroom.post(Carrier(owner: StreamOwner(await mailroom.subscribe(to: Ping.self))), from: RoomID("a"))
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 2, "replacing room a's mail ended one stream")
+        #expect(await mailroom.subscriberCount(Ping.self) == 2, "replacing room a's mail ended one stream")
         sender = nil
         // A count sweeps the departed sender's kept mail.
-        #expect(await mailroom.subscriberCount(for: Carrier.self) == 0)
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(await mailroom.subscriberCount(Carrier.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 1)
         #expect(await mailroom.latest(Carrier.self, from: .only(RoomID("a"))) != nil)
         await mailroom.close()
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("a replay filter that drops a stream of the same mailroom runs outside the registry lock")
@@ -76,12 +76,12 @@ struct UserCodeOutsideTheLockTests {
         let held = await mailroom.subscribe(to: Ping.self)
         holder.stream.withLock { $0 = held }
         _ = consume held
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(await mailroom.subscriberCount(Ping.self) == 1)
         let replaying = await mailroom.subscribe(to: Pong.self, startingWithLatest: true) { _ in
             holder.stream.withLock { $0 = nil }  // ends the Ping stream: takes the registry lock
             return true
         }
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         #expect(try await replaying.first(1) == [Pong(id: 1)])
     }
 }
@@ -101,7 +101,7 @@ struct DepartedSenderTests {
         second = nil
         first = nil
         let fromOlder = await mailroom.subscribe(to: Ping.self, from: .only(older))
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 1)
+        #expect(await mailroom.subscriberCount(Ping.self) == 1)
         #expect(try await fromFirst.collect() == [])
         #expect(try await fromSecond.collect() == [])
         withExtendedLifetime((older, fromOlder)) {}
@@ -194,7 +194,7 @@ struct SenderClassificationTests {
         #expect(try await stream.first(1) == [Ping(id: 2)])
         original = nil
         #expect(gone == nil, "the subscription must hold its sender weakly")
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("Optional senders are looked through on both sides; nil is no sender")
@@ -217,7 +217,7 @@ struct SenderClassificationTests {
         #expect(try await fromLobby.first(1).map(\.id) == [3])
         #expect(try await players.first(3).map(\.mail.id) == [1, 2, 5])
         #expect(try await everyone.first(5).map(\.id) == [1, 2, 3, 4, 5])
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 5, "the one pinned to nil is live and counted")
+        #expect(await mailroom.subscriberCount(Ping.self) == 5, "the one pinned to nil is live and counted")
         await mailroom.close()
         #expect(try await pinnedToNil.collect() == [], "nil is no sender: nothing matched it")
     }

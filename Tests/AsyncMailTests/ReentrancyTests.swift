@@ -36,6 +36,6 @@ struct ReentrancyTests {
         for id in 1...3 { await mailroom.post(Ping(id: id)) }
         #expect(try await pongs.first(3) == [Pong(id: 1), Pong(id: 2), Pong(id: 3)])
         try await withTimeout { await responder.value }
-        #expect(await mailroom.subscriberCount(for: Pong.self) == 1)
+        #expect(await mailroom.subscriberCount(Pong.self) == 1)
     }
 }

@@ -68,7 +68,7 @@ struct ReleaseTests {
             await mailroom.post(Parcel(contents: Tracked(freed)), from: player!)
             player = nil
             // Counting ends the departed sender's subscription.
-            #expect(await mailroom.subscriberCount(for: Parcel.self) == 0)
+            #expect(await mailroom.subscriberCount(Parcel.self) == 0)
             withExtendedLifetime(parcels) {}
         }
         #expect(freed.value == 1)

@@ -113,7 +113,7 @@ struct ReplayTests {
         let mailroom = Mailroom()
         await mailroom.retainLatest(Settings.self)
         await mailroom.post(Settings(theme: "dark"))
-        #expect(await mailroom.subscriberCount(for: Settings.self) == 0)
+        #expect(await mailroom.subscriberCount(Settings.self) == 0)
         #expect(await mailroom.latest(Settings.self) == Settings(theme: "dark"))
         await mailroom.close()
         #expect(await mailroom.latest(Settings.self) == nil)

@@ -64,7 +64,7 @@ struct ServeTests {
         }
         #expect("\(end)" == "inbound ended")
         #expect(received.withLock { $0 } == Array(0..<10))
-        #expect(await mailroom.subscriberCount(for: Ping.self, from: .only(room)) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self, from: .only(room)) == 0)
     }
 
     @Test("the client leaving ends delivery and removes the subscription, even with no mail")
@@ -77,7 +77,7 @@ struct ServeTests {
             }
         }
         #expect(end.code == .inboundEnded, "ended with \(end)")
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("a client that stops reading is ended once past the limit, though the write never returns")
@@ -91,7 +91,7 @@ struct ServeTests {
         #expect(end.code == .backlogLimitExceeded)
         #expect((end.error as? BacklogLimitExceeded)?.limit == 4)
         #expect(end.description == "backlog limit of 4 exceeded")
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("close() ends the connection, even while a write is stalled")
@@ -119,7 +119,7 @@ struct ServeTests {
         connection.cancel()
         let end = try await withTimeout { await connection.value }
         #expect(end.code == .cancelled, "ended with \(end)")
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("a failing write ends the connection and says why")
@@ -138,7 +138,7 @@ struct ServeTests {
         let end = try await withTimeout { await connection.value }
         #expect(end.code == .failed)
         #expect(end.error is SocketClosed)
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
     }
 
     @Test("a pinned object sender that goes away ends the connection")
@@ -153,7 +153,7 @@ struct ServeTests {
             }
         }
         player = nil
-        _ = await mailroom.subscriberCount(for: Ping.self)  // finds the departed sender
+        _ = await mailroom.subscriberCount(Ping.self)  // finds the departed sender
         let end = try await withTimeout { await connection.value }
         #expect(end.code == .subscriptionEnded, "ended with \(end)")
     }

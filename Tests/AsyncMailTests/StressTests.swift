@@ -276,8 +276,8 @@ struct StressTests {
             }
             for consumer in consumers { await consumer.value }
         }
-        #expect(await world.mailroom.subscriberCount(for: Alpha.self) == 0)
-        #expect(await world.mailroom.subscriberCount(for: Beta.self) == 0)
+        #expect(await world.mailroom.subscriberCount(Alpha.self) == 0)
+        #expect(await world.mailroom.subscriberCount(Beta.self) == 0)
         #expect(await world.mailroom.routeTableCount == 0, "no route table may outlive its subscriptions")
     }
 
@@ -439,7 +439,7 @@ struct StressTests {
             for task in tasks { task.cancel() }
         }
         try await withTimeout { [tasks] in for task in tasks { await task.value } }
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         #expect(await mailroom.routeTableCount == 0)
     }
 

@@ -36,7 +36,7 @@ struct TapTests {
         let mailroom = Mailroom()
         let tap = await mailroom.tap()
         #expect(await mailroom.post(Ping(id: 1)) == Receipt())
-        #expect(await mailroom.subscriberCount(for: Ping.self) == 0)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
         #expect(try await tap.first(1).count == 1, "yet the tap saw it")
     }
 

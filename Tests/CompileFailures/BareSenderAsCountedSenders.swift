@@ -1,4 +1,4 @@
-// expect-error: 'subscriberCount(for:from:)' is unavailable: name one sender with .only: subscriberCount(for:from: .only(sender))
+// expect-error: 'subscriberCount(_:from:)' is unavailable: name one sender with .only: subscriberCount(_:from: .only(sender))
 import AsyncMail
 
 struct Score: Mail { let points: Int }
@@ -6,5 +6,5 @@ final class Player: Sendable {}
 
 /// So does `subscriberCount`.
 func listeners(_ mailroom: Mailroom, player: Player) async -> Int {
-    await mailroom.subscriberCount(for: Score.self, from: player)
+    await mailroom.subscriberCount(Score.self, from: player)
 }

@@ -65,7 +65,24 @@ func everySendersForm(_ mailroom: Mailroom, lobby: Lobby, senders: Senders) asyn
         backlogLimit: 8
     )
     let _: Ping? = await mailroom.latest(Ping.self, from: .only(RoomID(name: "lobby")))
-    let _: Int = await mailroom.subscriberCount(for: Ping.self, from: senders)
+    let _: Int = await mailroom.subscriberCount(Ping.self, from: senders)
     let _: Observation = await mailroom.observe(Ping.self, from: .only(lobby), owner: lobby) { _, _ in }
     let _: Observation = await mailroom.observe(Ping.self, from: senders, owner: lobby, backlogLimit: 4) { _, _ in }
+}
+
+/// A sender written as an existential inline, or held as an optional existential, is posted and
+/// pinned as the value inside it.
+func boxedSenders(_ mailroom: Mailroom, room: (any Hashable & Sendable)?) async {
+    await mailroom.post(Ping(id: 7), from: room)
+    await mailroom.post(Ping(id: 8), from: RoomID(name: "lobby") as any Hashable & Sendable)
+    await mailroom.post(contentsOf: [Ping(id: 9)], from: room)
+    mailroom.postSynchronously(Ping(id: 10), from: room)
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(room))
+    let _: AsyncStream<Ping> = await mailroom.subscribe(
+        to: Ping.self,
+        from: .only(RoomID(name: "lobby") as any Hashable & Sendable)
+    )
+    let optionalRoom: RoomID? = RoomID(name: "hall")
+    await mailroom.post(Ping(id: 11), from: optionalRoom)
+    let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(optionalRoom))
 }

@@ -47,7 +47,7 @@ struct MailroomServiceTests {
         try await withTimeout { try await running.value }
         let end = try await withTimeout { await ends.first { _ in true } }
         #expect(end?.code == .subscriptionEnded, "the connection ended with \(String(describing: end))")
-        #expect(await mailroom.subscriberCount(for: Line.self) == 0)
+        #expect(await mailroom.subscriberCount(Line.self) == 0)
         #expect(await mailroom.post(Line(text: "late")) == Receipt())
     }
 

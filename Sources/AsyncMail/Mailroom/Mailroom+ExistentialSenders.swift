@@ -48,4 +48,54 @@ extension Mailroom {
     ) -> Receipt {
         _switchboard.post(contentsOf: mails, from: sender)
     }
+
+    /// Posts mail from an optional sender in an existential box, `(any Hashable & Sendable)?`:
+    /// routed as if posted from the value inside, or with no sender when it is `nil`.
+    ///
+    /// ```swift
+    /// let room: (any Hashable & Sendable)? = RoomID("lobby")
+    /// await mailroom.post(ChatLine(text: "hi"), from: room)
+    /// ```
+    ///
+    /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated(nonsending) func post<M: Mail>(
+        _ mail: M,
+        from sender: some _OptionalExistentialSender
+    ) async -> Receipt {
+        _switchboard.post(mail, from: sender)
+    }
+
+    /// Posts a batch of mail from an optional sender in an existential box: routed as if posted
+    /// from the value inside, or with no sender when it is `nil`.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated(nonsending) func post<M: Mail>(
+        contentsOf mails: some Sequence<M> & Sendable,
+        from sender: some _OptionalExistentialSender
+    ) async -> Receipt {
+        _switchboard.post(contentsOf: mails, from: sender)
+    }
+
+    /// Posts mail from an optional sender in an existential box, from code that cannot `await`.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated func postSynchronously<M: Mail>(
+        _ mail: M,
+        from sender: some _OptionalExistentialSender
+    ) -> Receipt {
+        _switchboard.post(mail, from: sender)
+    }
+
+    /// Posts a batch of mail from an optional sender in an existential box, from code that cannot
+    /// `await`.
+    @discardableResult
+    @inlinable @_disfavoredOverload
+    public nonisolated func postSynchronously<M: Mail>(
+        contentsOf mails: some Sequence<M> & Sendable,
+        from sender: some _OptionalExistentialSender
+    ) -> Receipt {
+        _switchboard.post(contentsOf: mails, from: sender)
+    }
 }

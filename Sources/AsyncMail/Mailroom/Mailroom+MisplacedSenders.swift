@@ -84,10 +84,10 @@ extension Mailroom {
         *,
         unavailable,
         message:
-            "a sender type is not a sender: use subscriberCount(for:fromAny:) to count the subscriptions to every sender of a type"
+            "a sender type is not a sender: use subscriberCount(_:fromAny:) to count the subscriptions to every sender of a type"
     )
     public nonisolated(nonsending) func subscriberCount<M: Mail, S>(
-        for type: M.Type,
+        _ type: M.Type,
         from senderType: S.Type
     ) async -> Int {
         fatalError("unavailable")
@@ -152,9 +152,9 @@ extension Mailroom {
         fatalError("unavailable")
     }
 
-    @available(*, unavailable, message: "name one sender with .only: subscriberCount(for:from: .only(sender))")
+    @available(*, unavailable, message: "name one sender with .only: subscriberCount(_:from: .only(sender))")
     public nonisolated(nonsending) func subscriberCount<M: Mail, S: Sendable>(
-        for type: M.Type,
+        _ type: M.Type,
         from sender: S
     ) async -> Int {
         fatalError("unavailable")

@@ -45,7 +45,7 @@ extension Mailroom {
     }
 
     /// Object senders with mail kept for `M`; lets tests prove a departed sender's mail is freed.
-    /// Unlike ``latest(_:from:)`` and ``subscriberCount(for:)``, it sweeps nothing.
+    /// Unlike ``latest(_:from:)`` and ``subscriberCount(_:from:)``, it sweeps nothing.
     func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
         guard let table = _switchboard.withRegistry({ $0.existingTable(for: M.self) }) else { return 0 }
         return table.withIndex { table._latest?._byObject.count ?? 0 }

@@ -27,7 +27,7 @@ import Synchronization
 ///   `await` at each call site is part of the actor's shape, not a wait.
 /// - **No tokens.** Cancelling the task that iterates a stream, breaking out of its loop and
 ///   dropping it, or dropping a stream that was never iterated removes the subscription
-///   before the loop ends: ``subscriberCount(for:)`` never counts it afterwards.
+///   before the loop ends: ``subscriberCount(_:from:)`` never counts it afterwards.
 /// - **No blocking.** A post never waits for a consumer; a slow consumer only fills its own
 ///   buffer. The ``Receipt`` says what bounded buffers dropped.
 // `final` changes nothing for users (actors cannot be subclassed) but lets a client's
@@ -101,7 +101,7 @@ public final actor Mailroom {
     ///   - senders: Whose mail: ``Senders/everyone`` (the default, which includes mail posted
     ///     with no sender) or `.only(_:)`, one object by identity or
     ///     one `Hashable` value by equality. An object sender is held weakly; once it has been
-    ///     deallocated the stream finishes at the next ``subscriberCount(for:)`` of this mail type,
+    ///     deallocated the stream finishes at the next ``subscriberCount(_:from:)`` of this mail type,
     ///     and posts of this type find it too: they check the pinned objects round-robin, one per
     ///     post on average, so with `n` objects pinned to this type it finishes within `n` posts
     ///     when `n <= 64` and within `n + 63` otherwise, which keeps a post's cost O(1).
@@ -185,7 +185,7 @@ public final actor Mailroom {
     /// those of a type that a subscription hears in several rooms in the type's order, as
     /// subscribers see them; posts of different types, or to rooms nothing orders, may reach two
     /// taps in different orders. Taps observe without taking part: they are not
-    /// counted in receipts or in ``subscriberCount(for:)``. While nobody taps, a post pays a
+    /// counted in receipts or in ``subscriberCount(_:from:)``. While nobody taps, a post pays a
     /// single check for it. Like every subscription, a tap is live on return and ends when its
     /// consuming task is cancelled, its stream is dropped, or the mailroom closes. For a tap that
     /// feeds something that can stall, such as a log shipper, use
@@ -216,7 +216,7 @@ public final actor Mailroom {
     /// is kept whoever posted it, even an object that is gone since: it is the current value. The
     /// copy kept *for* an object sender is dropped once that sender is gone (checked whenever the
     /// number of object senders doubles, and on every ``latest(_:from:)`` or
-    /// ``subscriberCount(for:)``). Mail from a value sender, such as a room id, stays until
+    /// ``subscriberCount(_:from:)``). Mail from a value sender, such as a room id, stays until
     /// ``close()``: keep the set of values bounded.
     ///
     /// ```swift
@@ -375,44 +375,43 @@ public final actor Mailroom {
 
     // MARK: Inspecting and closing
 
-    /// The number of live subscriptions to a mail type, across every sender filter.
+    /// The number of live subscriptions to a mail type: all of them, or those pinned to one sender.
     ///
-    /// Exact at the moment it is read: a subscription whose consumer has left its loop is
-    /// never counted, and this call first ends subscriptions whose pinned sender is gone. Like
+    /// `senders` narrows the count the way it narrows a subscription. With ``Senders/everyone``,
+    /// the default, nothing is narrowed: every subscription to the type is counted, whatever its
+    /// sender filter (pinned, sender-type and every-sender subscriptions alike). With `.only(_:)`,
+    /// only the subscriptions pinned to that sender are counted: how many are in that room. Leaving
+    /// `senders` out and passing `.everyone` are the same call. Taps are never counted.
+    ///
+    /// Exact at the moment it is read: a subscription whose consumer has left its loop is never
+    /// counted, and this call first ends subscriptions whose pinned object sender is gone. Like
     /// every entry point, it runs on the caller's executor and never suspends.
-    public nonisolated(nonsending) func subscriberCount<M: Mail>(for type: M.Type) async -> Int {
-        _switchboard.subscriberCount(for: M.self, counting: .all)
-    }
-
-    /// The number of live subscriptions to a mail type that hear exactly these senders: how many
-    /// are in this room.
-    ///
-    /// With `.only(_:)` it counts the subscriptions pinned to that
-    /// sender; with ``Senders/everyone``, those that take every sender. Sender-type subscriptions
-    /// are counted by neither. Exact under the same rules as ``subscriberCount(for:)``, which it
-    /// shares: departed senders are swept first.
     ///
     /// ```swift
-    /// let inLobby = await mailroom.subscriberCount(for: ChatLine.self, from: .only(RoomID("lobby")))
+    /// let everyone = await mailroom.subscriberCount(ChatLine.self)
+    /// let inLobby = await mailroom.subscriberCount(ChatLine.self, from: .only(RoomID("lobby")))
     /// ```
-    public nonisolated(nonsending) func subscriberCount<M: Mail>(for type: M.Type, from senders: Senders) async -> Int {
-        _switchboard.subscriberCount(for: M.self, counting: .hearing(senders.key))
+    public nonisolated(nonsending) func subscriberCount<M: Mail>(
+        _ type: M.Type,
+        from senders: Senders = .everyone
+    ) async -> Int {
+        _switchboard.subscriberCount(M.self, counting: senders.key.map { .hearing($0) } ?? .all)
     }
 
     /// The number of live subscriptions to a mail type that hear every sender of `senderType`,
     /// made with `subscribe(to:fromAny:)` or `observe(_:fromAny:owner:)` for exactly that type.
     ///
-    /// Exact under the same rules as ``subscriberCount(for:)``. A subscription to a supertype or
+    /// Exact under the same rules as ``subscriberCount(_:from:)``. A subscription to a supertype or
     /// protocol of `senderType` is counted under its own type, not this one.
     ///
     /// ```swift
-    /// let watchingPlayers = await mailroom.subscriberCount(for: Score.self, fromAny: Player.self)
+    /// let watchingPlayers = await mailroom.subscriberCount(Score.self, fromAny: Player.self)
     /// ```
     public nonisolated(nonsending) func subscriberCount<M: Mail, S: Sendable>(
-        for type: M.Type,
+        _ type: M.Type,
         fromAny senderType: S.Type
     ) async -> Int {
-        _switchboard.subscriberCount(for: M.self, counting: .senderType(ObjectIdentifier(S.self)))
+        _switchboard.subscriberCount(M.self, counting: .senderType(ObjectIdentifier(S.self)))
     }
 
     /// Finishes every stream and shuts the mailroom.

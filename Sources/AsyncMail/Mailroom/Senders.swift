@@ -2,7 +2,7 @@
 ///
 /// Pass it as `from:` to ``Mailroom/subscribe(to:from:bufferingPolicy:startingWithLatest:where:)``,
 /// ``Mailroom/observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``,
-/// ``Mailroom/latest(_:from:)`` and ``Mailroom/subscriberCount(for:from:)``:
+/// ``Mailroom/latest(_:from:)`` and ``Mailroom/subscriberCount(_:from:)``:
 ///
 /// ```swift
 /// let everything = await mailroom.subscribe(to: ChatLine.self)                          // .everyone
@@ -65,6 +65,13 @@ public struct Senders: Sendable, CustomStringConvertible {
     /// ```
     @inlinable @_disfavoredOverload
     public static func only<S: Hashable & Sendable>(_ sender: S) -> Senders {
+        pinned(to: sender)
+    }
+
+    /// `.only` of a concrete value, named apart so that the existential forms can open their box
+    /// into it without resolving back to themselves.
+    @inlinable
+    static func pinned<S: Hashable & Sendable>(to sender: S) -> Senders {
         switch SenderKey(classifying: sender) {
         case .object(let object):
             return Senders(.object(object.sendableObject))

@@ -44,19 +44,19 @@ extension Switchboard {
 
     // MARK: Counting and closing
 
-    /// Which subscriptions ``subscriberCount(for:counting:)`` counts.
+    /// Which subscriptions ``subscriberCount(_:counting:)`` counts.
     @usableFromInline
     enum Counted {
         /// Every subscription to the type, whatever it hears.
         case all
-        /// Those that hear exactly this sender (nil: every sender; see ``Senders/key``).
-        case hearing(SenderKey?)
+        /// Those pinned to exactly this sender.
+        case hearing(SenderKey)
         /// Those that hear every sender of exactly this type (`fromAny:`).
         case senderType(ObjectIdentifier)
     }
 
     @usableFromInline
-    func subscriberCount<M: Mail>(for type: M.Type, counting counted: Counted) -> Int {
+    func subscriberCount<M: Mail>(_ type: M.Type, counting counted: Counted) -> Int {
         guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return 0 }
         let (count, afterUnlock, retired) = table.withIndex { () -> (Int, AfterUnlock<[M]>, Bool) in
             guard !table.isRetired else { return (0, AfterUnlock(releasing: []), false) }

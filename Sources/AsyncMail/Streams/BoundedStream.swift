@@ -12,7 +12,7 @@
 ///   (see ``Mailroom/post(_:from:)``).
 /// - Buffering: up to ``backlogLimit`` mails wait for the consumer. The post that finds the buffer
 ///   full does not buffer its mail: it ends the subscription, counts it in ``Receipt/ended``, and
-///   the subscription no longer counts in ``Mailroom/subscriberCount(for:)`` when that post returns.
+///   the subscription no longer counts in ``Mailroom/subscriberCount(_:from:)`` when that post returns.
 /// - Ending: the next `next()` after an overflow throws ``BacklogLimitExceeded`` at once, even if
 ///   mail is still buffered (that mail is discarded); any later call returns `nil`. Every other
 ///   end (``Mailroom/close()``, a departed object sender, cancelling the consuming task, dropping

@@ -75,7 +75,7 @@ struct ChatServer {
     ) -> some ApplicationProtocol {
         let router = Router(context: ChatContext.self)
         router.get("/stats") { _, _ in
-            Stats(subscribers: await mailroom.subscriberCount(for: ChatLine.self))
+            Stats(subscribers: await mailroom.subscriberCount(ChatLine.self))
         }
         router.get("/metrics") { _, _ in
             Response(

@@ -95,7 +95,7 @@ struct RelayTests {
         await here.post(ChatLine(text: "from nobody"))  // a registered type without a sender travels
         // Order is kept, so had the first two travelled, they would have arrived before this.
         #expect(try await first(1, of: lines).map(\.text) == ["from nobody"])
-        #expect(await there.subscriberCount(for: LocalNote.self) == 1)
+        #expect(await there.subscriberCount(LocalNote.self) == 1)
         withExtendedLifetime(notes) {}
         try await stop(sending)
         try await stop(receiving)
