@@ -1,4 +1,4 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import Foundation
 import Synchronization
 
@@ -22,13 +22,12 @@ public struct NotificationForwarding: Sendable, Hashable {
             // Not Sendable; made, kept and removed only under the mutex or after taking it out.
             var observer: (any NSObjectProtocol)?
             var forgetCloseAction: (@Sendable () -> Void)?
-            var isStopped = false
-            /// Callers of `waitUntilEnded()`, resumed by `stop()`.
-            var waiting: [CheckedContinuation<Void, Never>] = []
         }
 
         let center: NotificationCenter
         private let live = Locked(Live())
+        /// Resolved by `stop()`, for the callers of `waitUntilEnded()`.
+        private let stopped = OneShot<Void>()
 
         init(center: NotificationCenter) {
             self.center = center
@@ -45,27 +44,17 @@ public struct NotificationForwarding: Sendable, Hashable {
         /// Removes the observer, forgets the close action and resumes every waiter; idempotent.
         func stop() {
             let taken = withLive { live in
-                defer { live = Live(isStopped: true) }
-                return (
-                    observer: live.observer.map(Unregistered.init),
-                    forget: live.forgetCloseAction,
-                    waiting: live.waiting
-                )
+                defer { live = Live() }
+                return (observer: live.observer.map(Unregistered.init), forget: live.forgetCloseAction)
             }
             if let observer = taken.observer { center.removeObserver(observer.token) }
             taken.forget?()
-            for waiter in taken.waiting { waiter.resume() }
+            stopped.resolve(())
         }
 
         /// Returns once ``stop()`` has run.
         func waitUntilStopped() async {
-            await withCheckedContinuation { continuation in
-                let stopped = withLive { live in
-                    if !live.isStopped { live.waiting.append(continuation) }
-                    return live.isStopped
-                }
-                if stopped { continuation.resume() }
-            }
+            await stopped.wait()
         }
     }
 

@@ -1,3 +1,4 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Testing
 
 /// Races `operation` against `limit`: its result, or nil when the limit passes first.
@@ -13,22 +14,15 @@ func race<T: Sendable>(
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T? {
     let started = ContinuousClock.now
-    let (outcomes, report) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
-    let work = Task {
-        do { report.yield(.success(try await operation())) } catch { report.yield(.failure(error)) }
+    let outcome = try await Race<T?>.first(of: [
+        { try await operation() },
+        {
+            try await Task.sleep(for: limit)
+            return nil
+        },
+    ])
+    if outcome != nil, let sourceLocation {
+        WaitLog.record(sourceLocation, limit: limit, took: .now - started)
     }
-    let timer = Task {
-        try? await Task.sleep(for: limit)
-        report.yield(nil)
-    }
-    defer { timer.cancel() }
-    for await outcome in outcomes {
-        if let outcome {
-            if let sourceLocation { WaitLog.record(sourceLocation, limit: limit, took: .now - started) }
-            return try outcome.get()
-        }
-        break
-    }
-    work.cancel()
-    return nil
+    return outcome
 }

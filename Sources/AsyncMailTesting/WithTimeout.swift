@@ -21,6 +21,8 @@ public struct TimedOut: Error, CustomStringConvertible {
 /// at the caller's `sourceLocation`, cancels `operation` and throws ``TimedOut``. It returns at
 /// the limit even if `operation` ignores cancellation: a structured task group would wait for it,
 /// turning a hang into a hang, where this makes a stuck test fail instead of stalling the run.
+/// When the calling task is cancelled, it throws `CancellationError` at once and records nothing:
+/// a cancelled wait is not a timed-out one.
 ///
 /// To read a stream, ``_Concurrency/AsyncSequence/first(_:within:sourceLocation:)`` does this for
 /// you; this is for any other event:

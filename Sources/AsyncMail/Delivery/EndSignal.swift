@@ -17,26 +17,12 @@ final class EndSignal: Sendable {
         case finished
     }
 
-    private enum State {
-        case live(waiting: [CheckedContinuation<Reason, Never>])
-        case ended(Reason)
-    }
-
-    /// What ``end(_:)`` leaves to do once the lock is released: wake whoever waits for the end.
-    private struct Waking {
-        let waiting: [CheckedContinuation<Reason, Never>]
-        let reason: Reason
-
-        func perform() {
-            for continuation in waiting { continuation.resume(returning: reason) }
-        }
-    }
-
     /// The most mail the stream buffers before the next post ends it.
     let limit: Int
-    /// Set once with the reason, so that `next()` pays an atomic load, not a lock, per mail.
+    /// Set once the winning reason is the backlog limit, so that `next()` pays an atomic load, not a
+    /// lock, per mail.
     private let exceeded = Atomic<Bool>(false)
-    private let state = Locked<State>(.live(waiting: []))
+    private let reason = OneShot<Reason>()
 
     init(limit: Int) {
         self.limit = limit
@@ -48,33 +34,15 @@ final class EndSignal: Sendable {
     /// Records how the subscription ended, unless it already has.
     @usableFromInline
     func end(_ reason: Reason) {
-        let waking: Waking? = state.withLock { state in
-            switch state {
-            case .ended:
-                return nil
-            case .live(let waiting):
-                state = .ended(reason)
-                if reason == .backlogLimitExceeded { exceeded.store(true, ordering: .releasing) }
-                return Waking(waiting: waiting, reason: reason)
-            }
+        // Only the reason that wins sets the flag. Its readers (`next()`, an observation) look
+        // after the stream has finished, which the overflowing post does after this returns.
+        if self.reason.resolve(reason), reason == .backlogLimitExceeded {
+            exceeded.store(true, ordering: .releasing)
         }
-        waking?.perform()
     }
 
     /// Waits until the subscription has ended, and says how.
     func ended() async -> Reason {
-        await withCheckedContinuation { continuation in
-            let reason: Reason? = state.withLock { state in
-                switch state {
-                case .ended(let reason):
-                    return reason
-                case .live(var waiting):
-                    waiting.append(continuation)
-                    state = .live(waiting: waiting)
-                    return nil
-                }
-            }
-            if let reason { continuation.resume(returning: reason) }
-        }
+        await reason.wait()
     }
 }

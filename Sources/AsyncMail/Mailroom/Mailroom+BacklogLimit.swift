@@ -98,7 +98,7 @@ extension Mailroom {
     /// up to the limit, and the post that finds it full ends it (see ``EndSignal``).
     nonisolated func bounded<Element: Sendable>(
         _ backlogLimit: Int,
-        _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal) -> Subscription<Element>
+        _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal) -> RegisteredStream<Element>
     ) -> BoundedStream<Element> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
         return BoundedStream(subscribe(.bufferingOldest(endSignal.limit), endSignal), endSignal: endSignal)

@@ -144,7 +144,7 @@ extension Mailroom {
         owner: Owner,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void,
         _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal, ObservationProgress) ->
-            Subscription<Element>
+            RegisteredStream<Element>
     ) -> Observation {
         let progress = ObservationProgress()
         let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in

@@ -13,7 +13,7 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)?,
         endSignal: EndSignal? = nil,
         handsOnContext: Bool = false
-    ) -> Subscription<M> {
+    ) -> RegisteredStream<M> {
         let place: TableRoute
         let sender: AnyObject?
         let replay: ((RouteTable<M>) -> M?)?
@@ -51,7 +51,7 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)?,
         endSignal: EndSignal? = nil,
         handsOnContext: Bool = false
-    ) -> Subscription<Envelope<M, S>> {
+    ) -> RegisteredStream<Envelope<M, S>> {
         var accepts: (@Sendable (Envelope<M, S>) -> Bool)?
         if let isIncluded {
             accepts = { @Sendable envelope in isIncluded(envelope.mail) }

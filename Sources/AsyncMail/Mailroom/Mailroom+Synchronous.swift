@@ -35,14 +35,7 @@ extension Mailroom {
     @inlinable
     public nonisolated func postSynchronously<M: Mail>(_ mail: M, from sender: (some AnyObject & Sendable)?) -> Receipt
     {
-        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
-        // release per post, on the slow side-table path when the sender is pinned.
-        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
-        // release per post, on the slow side-table path when the sender is pinned.
-        switch sender {
-        case .some(let sender): _switchboard.post(mail, from: sender)
-        case .none: _switchboard.post(mail)
-        }
+        _switchboard.post(mail, fromObject: sender)
     }
 
     /// Posts mail from a `Hashable` sender value from synchronous code; routed exactly like
@@ -69,12 +62,7 @@ extension Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: (some AnyObject & Sendable)?
     ) -> Receipt {
-        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
-        // release per post, on the slow side-table path when the sender is pinned.
-        switch sender {
-        case .some(let sender): _switchboard.post(contentsOf: mails, from: sender)
-        case .none: _switchboard.post(contentsOf: mails)
-        }
+        _switchboard.post(contentsOf: mails, fromObject: sender)
     }
 
     /// Posts a batch of mail from one `Hashable` sender value from synchronous code, as one

@@ -297,12 +297,7 @@ public final actor Mailroom {
         _ mail: M,
         from sender: (some AnyObject & Sendable)?
     ) async -> Receipt {
-        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
-        // release per post, on the slow side-table path when the sender is pinned.
-        switch sender {
-        case .some(let sender): _switchboard.post(mail, from: sender)
-        case .none: _switchboard.post(mail)
-        }
+        _switchboard.post(mail, fromObject: sender)
     }
 
     /// Posts mail from a `Hashable` sender value, such as a room id, matched by type and equality.
@@ -351,12 +346,7 @@ public final actor Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: (some AnyObject & Sendable)?
     ) async -> Receipt {
-        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
-        // release per post, on the slow side-table path when the sender is pinned.
-        switch sender {
-        case .some(let sender): _switchboard.post(contentsOf: mails, from: sender)
-        case .none: _switchboard.post(contentsOf: mails)
-        }
+        _switchboard.post(contentsOf: mails, fromObject: sender)
     }
 
     /// Posts a batch of mail from one `Hashable` sender value, in order, as one delivery.

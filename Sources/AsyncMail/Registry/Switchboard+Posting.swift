@@ -18,6 +18,27 @@ extension Switchboard {
     }
 
     /// Posts from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
+    /// Posts from an optional object sender: the one place the object forms of `post` and
+    /// `postSynchronously` tell a sender from none.
+    @inlinable
+    func post<M: Mail, O: AnyObject & Sendable>(_ mail: M, fromObject sender: O?) -> Receipt {
+        // A `switch`, not `guard let`: binding with `guard` copied the sender, a retain and a
+        // release per post, on the slow side-table path when the sender is pinned.
+        switch sender {
+        case .some(let sender): post(mail, from: sender)
+        case .none: post(mail)
+        }
+    }
+
+    /// Posts a batch from an optional object sender, as ``post(_:fromObject:)`` posts one mail.
+    @inlinable
+    func post<M: Mail, O: AnyObject & Sendable>(contentsOf mails: some Sequence<M>, fromObject sender: O?) -> Receipt {
+        switch sender {
+        case .some(let sender): post(contentsOf: mails, from: sender)
+        case .none: post(contentsOf: mails)
+        }
+    }
+
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
         let key = SenderKey(sender)

@@ -7,7 +7,7 @@ extension Switchboard {
     /// keeps the contexts of its buffered mail (see ``PostContexts``), and every table route is
     /// reported started now and ended by its termination handler, which runs exactly once.
     @inlinable
-    func subscribe<M: Mail, Element: Sendable>(_ filing: Filing<M, Element>) -> Subscription<Element> {
+    func subscribe<M: Mail, Element: Sendable>(_ filing: Filing<M, Element>) -> RegisteredStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: filing._bufferingPolicy)
         var contexts: PostContexts?
         if let _instrumentation, filing._endSignal != nil || filing._handsOnContext {
@@ -37,7 +37,7 @@ extension Switchboard {
             self?.unregister(subscriber, from: route, of: M.self)
             reporting?.subscriptionEnded(M.self)
         }
-        let subscription = Subscription(stream: stream, continuation: continuation, contexts: contexts)
+        let subscription = RegisteredStream(stream: stream, continuation: continuation, contexts: contexts)
         let displaced: [any Finishable]?
         switch route {
         case .tap:

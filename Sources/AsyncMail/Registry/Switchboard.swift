@@ -32,7 +32,7 @@ final class Switchboard: Sendable {
         /// The key the next close action gets.
         @usableFromInline var _nextCloseAction = 0
         /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
-        @usableFromInline let _taps = Subscribers<PostedMail>()
+        @usableFromInline let _taps = SubscriberList<PostedMail>()
 
         @usableFromInline init() {}
 

@@ -9,7 +9,7 @@ enum RoomCheck<M: Mail> {
     /// Nothing to check: no room was found, or it was checked under the lock.
     case none
     /// A value room found by its digest alone: it is the post's if its sender equals the post's.
-    case value(ValueTable<Subscribers<M>>.Entry)
+    case value(ValueTable<SubscriberList<M>>.Entry)
     /// An object room found by its sender's address: it is the post's if its sender is alive
     /// (then, at that address, it is the posting object, which is alive too); otherwise it is a
     /// departed sender's.

@@ -26,7 +26,7 @@ protocol AnyRouteTable: AnyObject, Sendable {
 /// `index` is held, which orders every access; `isRetired` is atomic. The model and stress tests,
 /// run under ThreadSanitizer in CI, post, subscribe, count and drop from many threads at once.
 ///
-/// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``Subscribers``
+/// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``SubscriberList``
 /// and ``LatestMail``: the runtime check it removes catches two overlapping accesses to one
 /// property. Across threads the index lock already rules that out. On one thread an overlap
 /// needs the table re-entered while one of these properties is being accessed, and no code
@@ -43,21 +43,21 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Set, under `index`, once the table is unused or its mailroom closed: nothing is filed here again.
     @usableFromInline let _isRetired = Atomic<Bool>(false)
     /// Subscriptions that take every mail of this type, from any sender or none.
-    @usableFromInline let _everyone = Subscribers<M>()
+    @usableFromInline let _everyone = SubscriberList<M>()
     /// Subscriptions pinned to one object or actor, by identity.
     @usableFromInline @exclusivity(unchecked) var _byObject = ObjectRoutes<M>()
     /// Subscriptions pinned to one `Hashable` sender value.
-    @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<Subscribers<M>>()
-    /// Envelope subscriptions by sender type; the value for `S` is a `Subscribers<Envelope<M, S>>`.
+    @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<SubscriberList<M>>()
+    /// Envelope subscriptions by sender type; the value for `S` is a `SubscriberList<Envelope<M, S>>`.
     /// Any change to its keys forgets `senderTypesOf`, which is derived from them.
-    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any SubscriberList] = [:] {
+    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any AnySubscriberList] = [:] {
         didSet { _senderTypesOf = [:] }
     }
     /// The entries of `bySenderType` whose type a sender is, by the sender's own type: worked out
     /// with a cast the first time a sender of that type posts. A subclass is its superclass and a
     /// conforming type is its protocol, so this cannot be a look-up of the own type alone.
     @usableFromInline @exclusivity(unchecked) var _senderTypesOf:
-        [ObjectIdentifier: [(key: ObjectIdentifier, list: any SubscriberList)]] = [:]
+        [ObjectIdentifier: [(key: ObjectIdentifier, list: any AnySubscriberList)]] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
     @usableFromInline @exclusivity(unchecked) var _count = 0
     /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
@@ -122,9 +122,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             room.add(subscriber)
         case .senderType(let key):
             if let existing = _bySenderType[key] {
-                unsafeDowncast(existing, to: Subscribers<Element>.self).add(subscriber)
+                unsafeDowncast(existing, to: SubscriberList<Element>.self).add(subscriber)
             } else {
-                let subscribers = Subscribers<Element>()
+                let subscribers = SubscriberList<Element>()
                 subscribers.add(subscriber)
                 _bySenderType[key] = subscribers
             }
@@ -138,7 +138,8 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// whose continuations are added to `departed`. An empty room goes again when its last
     /// subscription does, or with the table.
     @inlinable
-    func room(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Subscribers<M>? {
+    func room(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> SubscriberList<M>?
+    {
         switch place {
         case .everyone, .senderType:
             return nil
@@ -152,7 +153,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             return route._subscribers
         case .value(let key):
             if let existing = _byValue[key] { return existing }
-            let subscribers = Subscribers<M>()
+            let subscribers = SubscriberList<M>()
             _byValue[key] = subscribers
             return subscribers
         }
@@ -216,7 +217,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         check: inout RoomCheck<M>
     ) {
         recipients._everyone = _everyone._entries
-        var room: Subscribers<M>?
+        var room: SubscriberList<M>?
         switch lookup {
         case .object(let id):
             // The route is keyed by the sender's address: if its (weak) sender is still alive,
@@ -248,7 +249,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             for (routeKey, list) in _senderTypesOf[ownType] ?? senderTypes(of: sender, ownType: ownType) {
                 if routeKey == ObjectIdentifier(S.self) {
                     // The key is `S`'s identity, so the stored list is exactly this type.
-                    ownTypeSubscribers = unsafeDowncast(list, to: Subscribers<Envelope<M, S>>.self)._entries
+                    ownTypeSubscribers = unsafeDowncast(list, to: SubscriberList<Envelope<M, S>>.self)._entries
                 } else {
                     // A supertype or protocol of the sender's: the envelope needs a cast.
                     castEnvelopes.append(list.envelopes(of: M.self, from: sender))
@@ -265,7 +266,10 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// The sender types that `sender` is, remembered for its own type. The cache is bounded by
     /// the number of types that post, and cleared past a size no program's senders reach.
     @usableFromInline
-    func senderTypes(of sender: Any, ownType: ObjectIdentifier) -> [(key: ObjectIdentifier, list: any SubscriberList)] {
+    func senderTypes(
+        of sender: Any,
+        ownType: ObjectIdentifier
+    ) -> [(key: ObjectIdentifier, list: any AnySubscriberList)] {
         let matches = _bySenderType.filter { $0.value.isSenderType(of: sender) }.map { (key: $0.key, list: $0.value) }
         if _senderTypesOf.count >= 1_024 { _senderTypesOf = [:] }
         _senderTypesOf[ownType] = matches

@@ -38,7 +38,7 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// ``serve(delivering:receiving:)`` restores them by.
     let contexts: PostContexts?
 
-    init(_ subscription: Subscription<Element>, endSignal: EndSignal) {
+    init(_ subscription: RegisteredStream<Element>, endSignal: EndSignal) {
         self.stream = subscription._stream
         self.continuation = subscription._continuation
         self.contexts = subscription._contexts
@@ -46,8 +46,8 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     /// The subscription underneath, for an observation to run its handler from.
-    var subscription: Subscription<Element> {
-        Subscription(stream: stream, continuation: continuation, contexts: contexts)
+    var subscription: RegisteredStream<Element> {
+        RegisteredStream(stream: stream, continuation: continuation, contexts: contexts)
     }
 
     /// The most mail this subscription buffers for a consumer that is behind.

@@ -108,7 +108,7 @@ public struct Observation: Sendable, Hashable {
     /// does not hop onto the caller's actor for every mail (the handler's own isolation decides
     /// where it runs), while task-local values still flow into it.
     static func start<Element: Sendable, Owner: AnyObject & Sendable>(
-        _ subscription: Subscription<Element>,
+        _ subscription: RegisteredStream<Element>,
         endSignal: EndSignal? = nil,
         progress: ObservationProgress,
         owner: Owner,

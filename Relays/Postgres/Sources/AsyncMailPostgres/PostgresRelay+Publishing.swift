@@ -1,4 +1,4 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
 import RelayWire
@@ -109,7 +109,7 @@ extension PostgresRelay {
     private var channel: String { configuration.channel.name }
 
     /// Tells the flushes among `items` how their batch ended.
-    private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushTicket.Outcome) {
+    private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushOutcome) {
         for case .flush(let ticket) in items { ticket.resolve(outcome) }
     }
 }

@@ -178,7 +178,7 @@ private struct Skipped: Decodable {
 
 /// Decodes an envelope with the registry's codecs: the header always, the mails when their type
 /// is known. Every number and count is checked before it is used.
-private struct Envelope: Decodable {
+private struct InboundEnvelope: Decodable {
     let message: InboundMessage
 
     init(from decoder: any Decoder) throws {
@@ -274,7 +274,7 @@ extension WireRegistry {
         let decoder = JSONDecoder()
         decoder.userInfo[.wireRegistry] = self
         do {
-            return try decoder.decode(Envelope.self, from: Data(json.utf8)).message
+            return try decoder.decode(InboundEnvelope.self, from: Data(json.utf8)).message
         } catch let invalid as Invalid {
             return .rejected(reason: invalid.description)
         } catch {

@@ -1,7 +1,7 @@
 /// A registered stream together with its continuation, so that the library itself can end the
 /// subscription from outside the consuming loop (``Observation/cancel()`` does).
 @usableFromInline
-struct Subscription<Element: Sendable>: Sendable {
+struct RegisteredStream<Element: Sendable>: Sendable {
     /// What `subscribe` hands to the user.
     @usableFromInline let _stream: AsyncStream<Element>
     /// Finishing it ends the stream and removes the subscription at once.

@@ -1,10 +1,10 @@
 import Synchronization
 
-/// The type-erased face of ``Subscribers``, for routes whose element type is only known at post time.
+/// The type-erased face of ``SubscriberList``, for routes whose element type is only known at post time.
 @usableFromInline
-protocol SubscriberList: AnyObject, Sendable {
+protocol AnySubscriberList: AnyObject, Sendable {
     var count: Int { get }
-    /// Removes `subscriber` if it is one of this list's; see ``Subscribers/remove(_:)``.
+    /// Removes `subscriber` if it is one of this list's; see ``SubscriberList/remove(_:)``.
     func removeErased(_ subscriber: AnyObject) -> (any Finishable)?
     func removeAll() -> [any Finishable]
     /// A snapshot of this list, which holds envelopes of `M`, that yields a mail and its sender
@@ -40,7 +40,7 @@ extension Envelope: ErasedEnvelope {
 /// ``RouteTable``). The stress and model tests, run under ThreadSanitizer in CI, post, subscribe
 /// and drop from many threads at once.
 @usableFromInline
-final class Subscribers<Element: Sendable>: SubscriberList, @unchecked Sendable {
+final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sendable {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.
     @usableFromInline @exclusivity(unchecked) var _entries: [Subscriber<Element>] = []
     /// Held by every post to this list's room while it yields (see ``Lanes``); unused by lists
