@@ -69,12 +69,14 @@ build() {
     relay) swift build --build-tests --package-path Relays/Postgres ;;
     chat)
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'websockets>=14'
-        swift build --package-path Examples/ChatServer --product ChatServer
+        swift build --package-path Examples/ChatServer --product ChatServer "${chat_scratch[@]}"
         ;;
     esac
 }
 
-chat_binary() { echo "$(swift build --package-path Examples/ChatServer --show-bin-path)/ChatServer"; }
+# CHAT_SCRATCH_PATH: as in Examples/ChatServer/test.sh.
+chat_scratch=(${CHAT_SCRATCH_PATH:+--scratch-path "$CHAT_SCRATCH_PATH"})
+chat_binary() { echo "$(swift build --package-path Examples/ChatServer --show-bin-path "${chat_scratch[@]}")/ChatServer"; }
 
 # The names of what failed in one run's log: Swift Testing's failed tests, or the chat scenarios.
 failures_in() {
