@@ -22,14 +22,14 @@ extension Tag {
 }
 
 /// Operations per seed: modest in `swift test`, larger in CI (`ASYNCMAIL_MODEL_OPERATIONS`).
-private let operationsPerSeed: Int = {
+let operationsPerSeed: Int = {
     guard let raw = getenv("ASYNCMAIL_MODEL_OPERATIONS"), let count = Int(String(cString: raw)), count > 0
     else { return 5_000 }
     return count
 }()
 
 /// The seeds to run: the one `ASYNCMAIL_MODEL_SEED` names, or 1 through `ASYNCMAIL_MODEL_SEEDS` (8).
-private let modelSeeds: [UInt64] = {
+let modelSeeds: [UInt64] = {
     if let raw = getenv("ASYNCMAIL_MODEL_SEED"), let seed = UInt64(String(cString: raw)) { return [seed] }
     guard let raw = getenv("ASYNCMAIL_MODEL_SEEDS"), let count = UInt64(String(cString: raw)), count > 0
     else { return Array(1...8) }

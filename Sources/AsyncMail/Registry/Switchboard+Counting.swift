@@ -57,7 +57,9 @@ extension Switchboard {
 
     @usableFromInline
     func subscriberCount<M: Mail>(_ type: M.Type, counting counted: Counted) -> Int {
-        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return 0 }
+        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else {
+            return positionedCount(M.self, counting: counted)
+        }
         let (count, afterUnlock, retired) = table.withIndex { () -> (Int, AfterUnlock<[M]>, Bool) in
             guard !table.isRetired else { return (0, AfterUnlock(releasing: []), false) }
             let afterUnlock = AfterUnlock(
@@ -74,7 +76,7 @@ extension Switchboard {
         }
         if retired { forget(table) }
         afterUnlock.perform()
-        return count
+        return count + positionedCount(M.self, counting: counted)
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.
@@ -96,6 +98,7 @@ extension Switchboard {
         }
         let afterUnlock = AfterUnlock(finishing: taps + tables.flatMap { $0.close() }, releasing: tables)
         afterUnlock.perform()
+        _histories.close()
         for action in actions { action() }
     }
 

@@ -2,6 +2,9 @@ extension Switchboard {
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
         if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail) } }
+        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
+            return postKeepingHistory(history, [mail], from: Never?.none, key: .none)
+        }
         return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) {
             $0.deliver(mail, from: nil, context: $1)
         }
@@ -17,7 +20,6 @@ extension Switchboard {
         }
     }
 
-    /// Posts from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     /// Posts from an optional object sender: the one place the object forms of `post` and
     /// `postSynchronously` tell a sender from none.
     @inlinable
@@ -39,9 +41,13 @@ extension Switchboard {
         }
     }
 
+    /// Posts from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
         let key = SenderKey(sender)
+        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
+            return postKeepingHistory(history, [mail], from: sender, key: key)
+        }
         return deliverInOrder(M.self, from: sender, key: key, recording: mail) {
             $0.deliver(mail, from: sender, context: $1)
         }
@@ -52,6 +58,9 @@ extension Switchboard {
         let mails = Array(mails)  // read once: the last one is kept for replay
         if DeliveryScope.isDelivering(self) {
             return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
+        }
+        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
+            return postKeepingHistory(history, mails, from: Never?.none, key: .none)
         }
         return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: nil, context: $1)
@@ -84,7 +93,10 @@ extension Switchboard {
     /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
-        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
+            return postKeepingHistory(history, mails, from: sender, key: SenderKey(sender))
+        }
+        return deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }
@@ -94,7 +106,10 @@ extension Switchboard {
     /// reach posted as its own type.
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
-        deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
+            return postKeepingHistory(history, mails, from: sender, key: SenderKey(sender))
+        }
+        return deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }

@@ -108,6 +108,9 @@ final class Switchboard: Sendable {
     /// Posts made from inside a delivery of this mailroom, waiting for it to end.
     @usableFromInline let _deferred = DeferredPosts()
 
+    /// The types that keep history, and the mailroom's epoch (see ``History``).
+    @usableFromInline let _histories = Histories()
+
     /// Called with whether this thread is inside a delivery, holding the subscription's lane,
     /// just before a replayed mail is yielded; lets tests prove the replay happens in order (see
     /// `Mailroom+Testing.swift`).

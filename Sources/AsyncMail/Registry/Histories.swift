@@ -1,0 +1,64 @@
+import Synchronization
+
+/// The histories of a mailroom's types, and its epoch (see ``History``).
+@usableFromInline
+final class Histories: Sendable {
+    /// One bit per type that keeps history, at a place drawn from the type's identity: a post of a
+    /// type whose bit is clear (every type, while none keeps history) checks this one atomic and
+    /// nothing else, even beside types that do. Two types share a bit by chance in one of 64; a
+    /// type whose bit a history-keeping one set only looks its history up and finds none. Bits are
+    /// only set, since a type that keeps history keeps it until `close()`.
+    @usableFromInline let _keeping = Atomic<UInt64>(0)
+    /// The histories by type, and the epoch: drawn once per mailroom, when it first keeps history
+    /// (a mailroom that never does pays nothing for it), so that a position from another mailroom,
+    /// or from this one before a restart, is recognised (two epochs collide by chance in one of 2^64).
+    private let types = Locked<(histories: [ObjectIdentifier: any Sendable], epoch: UInt64?)>(([:], nil))
+
+    init() {}
+
+    /// Whether the type may keep history: when false, it does not.
+    @inlinable func mayKeep<M: Mail>(_ type: M.Type) -> Bool {
+        _keeping.load(ordering: .acquiring) & Self.bit(M.self) != 0
+    }
+
+    /// The type's bit: the top six bits of its metadata address times a Fibonacci multiplier (no
+    /// hashing: a post pays a multiply and a shift).
+    @inlinable static func bit(_ type: Any.Type) -> UInt64 {
+        1 &<< ((UInt64(UInt(bitPattern: ObjectIdentifier(type))) &* 0x9E37_79B9_7F4A_7C15) &>> 58)
+    }
+
+    /// The type's history, if it keeps one.
+    @usableFromInline
+    func history<M: Mail>(for type: M.Type) -> History<M>? {
+        types.withLock { $0.histories[ObjectIdentifier(M.self)] }.map { $0 as! History<M> }
+    }
+
+    /// Makes the type keep history within these limits, or changes its limits.
+    func keep<M: Mail>(_ type: M.Type, count: Int?, maxAge: Duration?) {
+        let existing = types.withLock { types -> History<M>? in
+            if let history = types.histories[ObjectIdentifier(M.self)] { return (history as! History<M>) }
+            let epoch = types.epoch ?? UInt64.random(in: 1...UInt64.max)
+            types.epoch = epoch
+            types.histories[ObjectIdentifier(M.self)] = History<M>(epoch: epoch, count: count, maxAge: maxAge)
+            _keeping.bitwiseOr(Self.bit(M.self), ordering: .releasing)
+            return nil
+        }
+        existing?.setLimits(count: count, maxAge: maxAge)
+    }
+
+    /// Closes every history: its subscriptions end, its mail is released.
+    func close() {
+        let histories = types.withLock { types in
+            defer { types.histories = [:] }
+            return Array(types.histories.values)
+        }
+        for history in histories { (history as? any ClosableHistory)?.close() }
+    }
+}
+
+/// A ``History`` of any type, for closing.
+protocol ClosableHistory: Sendable {
+    func close()
+}
+
+extension History: ClosableHistory {}

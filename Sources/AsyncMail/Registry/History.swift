@@ -1,0 +1,331 @@
+import Synchronization
+
+/// The mail a type keeps for resuming subscriptions, with their positions, and the subscriptions
+/// that take positions (see `Mailroom+History.swift`).
+///
+/// Posts of a type that keeps history, and subscriptions that resume from its history, take
+/// ``withOrder(_:)`` in turn: a post holds it from before it captures its recipients until it has
+/// delivered to them and appended to the history, so the history's order is the one every
+/// subscriber of the type sees, and a resuming subscription reads the history and files itself
+/// between two posts, missing none and hearing none twice. A type that keeps no history has no
+/// `History` and pays one atomic load per post for the check.
+@usableFromInline
+final class History<M: Mail>: Sendable {
+    /// A kept mail: its sequence number, its sender (for `from:` filters on replay), and when it
+    /// was posted (for `maxAge`).
+    struct Entry: Sendable {
+        let mail: M
+        let sequence: UInt64
+        let sender: HistorySender
+        let postedAt: ContinuousClock.Instant
+    }
+
+    /// Whose mail a subscription that takes positions hears.
+    enum Pin: Sendable {
+        case everyone
+        /// One sender (`from: .only(x)`).
+        case sender(HistorySender)
+        /// Every sender of exactly this type (`fromAny:`).
+        case senderType(ObjectIdentifier)
+
+        func hears(_ sender: HistorySender) -> Bool {
+            switch self {
+            case .everyone: true
+            case .sender(let pinned): sender.matches(pinned)
+            case .senderType(let type): sender.type == type
+            }
+        }
+    }
+
+    /// A subscription that takes positions.
+    struct Subscriber: Sendable {
+        let continuation: AsyncStream<Positioned<M>>.Continuation
+        let pin: Pin
+        let accepts: (@Sendable (M) -> Bool)?
+        /// Set for a subscription with a backlog limit: a full buffer ends it.
+        let endSignal: EndSignal?
+
+        func hears(_ sender: HistorySender, _ mail: M) -> Bool {
+            pin.hears(sender) && (accepts?(mail) ?? true)
+        }
+    }
+
+    struct State {
+        /// The kept entries, oldest first, from `start` on. A dropped slot is set to nil and the
+        /// entry handed out, so that its mail is released once no lock is held.
+        var entries: [Entry?] = []
+        var start = 0
+        /// The sequence number the next mail gets; the ones below it were posted.
+        var nextSequence: UInt64 = 1
+        var limit: Int?
+        var maxAge: Duration?
+        var subscribers: [Int: Subscriber] = [:]
+        var nextSubscriber = 0
+        var isClosed = false
+
+        var keptCount: Int { entries.count - start }
+        /// The kept entries, oldest first.
+        var kept: [Entry] { entries[start...].compactMap { $0 } }
+
+        /// The kept entries after `sequence`, oldest first. Kept sequence numbers run without a hole
+        /// from ``firstKept``, so the first of them is found by subtraction.
+        func kept(after sequence: UInt64) -> [Entry] {
+            let skip = sequence < firstKept ? 0 : Int(clamping: sequence - firstKept + 1)
+            guard skip < keptCount else { return [] }
+            return entries[(start + skip)...].map { $0! }
+        }
+        /// The sequence number of the oldest kept mail, or `nextSequence` when none is kept.
+        var firstKept: UInt64 { start < entries.count ? entries[start]!.sequence : nextSequence }
+
+        /// Hands out the `count` oldest entries, leaving nil in their slots.
+        mutating func dropOldest(_ count: Int) -> [Entry] {
+            var dropped: [Entry] = []
+            dropped.reserveCapacity(count)
+            for index in start..<(start + count) {
+                dropped.append(entries[index]!)
+                entries[index] = nil
+            }
+            start += count
+            if start >= 64, start * 2 >= entries.count {
+                entries.removeFirst(start)  // only nils: no mail is released here
+                start = 0
+            }
+            return dropped
+        }
+
+        /// Appends `entry`, and returns what retention dropped, to be released after unlocking.
+        mutating func append(_ entry: Entry) -> [Entry] {
+            entries.append(entry)
+            var dropped: [Entry] = []
+            if let limit, keptCount > limit { dropped = dropOldest(keptCount - limit) }
+            return dropped + expire(now: entry.postedAt)
+        }
+
+        /// Drops the entries older than `maxAge`, and returns them.
+        mutating func expire(now: ContinuousClock.Instant) -> [Entry] {
+            guard let maxAge else { return [] }
+            var stale = 0
+            while start + stale < entries.count, now - entries[start + stale]!.postedAt > maxAge { stale += 1 }
+            return stale == 0 ? [] : dropOldest(stale)
+        }
+
+        /// Applies new limits, and returns what they dropped.
+        mutating func setLimits(count: Int?, maxAge: Duration?, now: ContinuousClock.Instant) -> [Entry] {
+            (limit, self.maxAge) = (count, maxAge)
+            var dropped: [Entry] = []
+            if let count, keptCount > count { dropped = dropOldest(keptCount - count) }
+            return dropped + expire(now: now)
+        }
+
+        /// Takes everything out, for closing.
+        mutating func takeAll() -> [Entry] {
+            defer { (entries, start) = ([], 0) }
+            return kept
+        }
+    }
+
+    /// The mailroom's epoch, and this type's digest: what a position of this history carries.
+    let epoch: UInt64
+    let stream: UInt32
+    private let order = Locked()
+    private let state: Locked<State>
+
+    init(epoch: UInt64, count: Int?, maxAge: Duration?) {
+        self.epoch = epoch
+        self.stream = History.digest(of: M.self)
+        self.state = Locked(State(limit: count, maxAge: maxAge))
+    }
+
+    /// The type's digest in positions: FNV-1a of its full name, stable across processes.
+    static func digest(of type: Any.Type) -> UInt32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in String(reflecting: type).utf8 {
+            hash = (hash ^ UInt32(byte)) &* 16_777_619
+        }
+        return hash
+    }
+
+    /// Runs `body` between two posts of the type: no post of it is under way meanwhile.
+    func withOrder<Result: Sendable>(_ body: () -> Result) -> Result {
+        order.withLock(body)
+    }
+
+    func position(_ sequence: UInt64) -> MailPosition {
+        MailPosition(epoch: epoch, stream: stream, sequence: sequence)
+    }
+
+    /// Changes the limits; what they drop is released after unlocking.
+    func setLimits(count: Int?, maxAge: Duration?) {
+        let dropped = state.withLock { $0.setLimits(count: count, maxAge: maxAge, now: .now) }
+        withExtendedLifetime(dropped) {}
+    }
+
+    /// Appends posted mail and yields it to the subscriptions that take positions. Called by a post
+    /// holding ``withOrder(_:)``, inside its delivery scope.
+    func deliver(_ mails: [M], from sender: HistorySender) -> Receipt {
+        let now = ContinuousClock.now
+        let (subscribers, first, dropped) = state.withLock { state -> ([Subscriber], UInt64, [Entry]) in
+            let first = state.nextSequence
+            var dropped: [Entry] = []
+            for mail in mails {
+                dropped += state.append(Entry(mail: mail, sequence: state.nextSequence, sender: sender, postedAt: now))
+                state.nextSequence += 1
+            }
+            return (state.isClosed ? [] : Array(state.subscribers.values), first, dropped)
+        }
+        var receipt = Receipt()
+        for subscriber in subscribers {
+            for (offset, mail) in mails.enumerated() where subscriber.hears(sender, mail) {
+                let positioned = Positioned(mail: mail, position: position(first + UInt64(offset)))
+                switch subscriber.continuation.yield(positioned) {
+                case .enqueued:
+                    receipt.delivered += 1
+                case .dropped:
+                    if let endSignal = subscriber.endSignal {
+                        // Past its backlog limit: ended now, as any bounded subscription is.
+                        endSignal.end(.backlogLimitExceeded)
+                        subscriber.continuation.finish()
+                        receipt.ended += 1
+                    } else {
+                        receipt.dropped += 1
+                    }
+                case .terminated:
+                    break
+                @unknown default:
+                    break
+                }
+            }
+        }
+        withExtendedLifetime(dropped) {}  // user values, released with no lock held
+        return receipt
+    }
+
+    /// How a subscription that takes positions buffers: by a policy, or with a backlog limit. Either
+    /// way the replay does not count: the buffer is made large enough for it, so that no kept
+    /// mail is dropped on the way to a consumer that is resuming.
+    enum Buffering {
+        case policy(AsyncStream<Positioned<M>>.Continuation.BufferingPolicy)
+        case bounded(EndSignal)
+
+        func policy(replaying count: Int) -> AsyncStream<Positioned<M>>.Continuation.BufferingPolicy {
+            switch self {
+            case .policy(.bufferingOldest(let limit)): .bufferingOldest(max(limit, 0) + count)
+            case .policy(.bufferingNewest(let limit)): .bufferingNewest(max(limit, 0) + count)
+            case .policy(let policy): policy
+            case .bounded(let endSignal): .bufferingOldest(endSignal.limit + count)
+            }
+        }
+
+        var endSignal: EndSignal? {
+            if case .bounded(let endSignal) = self { endSignal } else { nil }
+        }
+    }
+
+    /// Files a subscription after `position` (nil: live from here) and yields what the history
+    /// keeps after it; `ended` runs once when the subscription ends. Called holding
+    /// ``withOrder(_:)``, inside a delivery scope, so no post of the type is under way.
+    func subscribe(
+        after position: MailPosition?,
+        pin: Pin,
+        buffering: Buffering,
+        accepts: (@Sendable (M) -> Bool)?,
+        ended: (@Sendable () -> Void)?
+    ) -> Result<(HistoryGap?, RegisteredStream<Positioned<M>>), PositionError> {
+        typealias Filed = (HistoryGap?, [Entry], Int?, RegisteredStream<Positioned<M>>, Subscriber)
+        let filed = state.withLock { state -> (Result<Filed, PositionError>, expired: [Entry]) in
+            let expired = state.expire(now: .now)
+            var gap: HistoryGap?
+            var after: UInt64 = state.nextSequence - 1  // live: nothing kept is replayed
+            if let position {
+                if position.epoch != epoch {
+                    gap = HistoryGap(code: .otherEpoch, missed: nil)
+                } else if position.stream != stream {
+                    return (.failure(.otherMailType), expired)
+                } else if position.sequence >= state.nextSequence {
+                    return (.failure(.notYetPosted(position.sequence, newest: state.nextSequence - 1)), expired)
+                } else {
+                    after = position.sequence
+                    let first = state.firstKept
+                    if after + 1 < first {
+                        gap = HistoryGap(code: .expired, missed: Int(clamping: first - after - 1))
+                        after = first - 1
+                    }
+                }
+            }
+            let replay = state.kept(after: after)
+            let (stream, continuation) = AsyncStream.makeStream(
+                of: Positioned<M>.self,
+                bufferingPolicy: buffering.policy(replaying: replay.count)
+            )
+            let subscriber = Subscriber(
+                continuation: continuation,
+                pin: pin,
+                accepts: accepts,
+                endSignal: buffering.endSignal
+            )
+            let registered = RegisteredStream(stream: stream, continuation: continuation)
+            guard !state.isClosed else { return (.success((gap, replay, nil, registered, subscriber)), expired) }
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscribers[id] = subscriber
+            return (.success((gap, replay, id, registered, subscriber)), expired)
+        }
+        withExtendedLifetime(filed.expired) {}  // user values, released with no lock held
+        switch filed.0 {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let (gap, replay, id, registered, subscriber)):
+            let continuation = registered._continuation
+            for entry in replay where subscriber.hears(entry.sender, entry.mail) {
+                continuation.yield(Positioned(mail: entry.mail, position: self.position(entry.sequence)))
+            }
+            if let id {
+                let endSignal = buffering.endSignal
+                continuation.onTermination = { [weak self] _ in
+                    endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
+                    self?.remove(id)
+                    ended?()
+                }
+            } else {
+                buffering.endSignal?.end(.finished)
+                continuation.finish()  // closed: the replay, then the end
+                ended?()
+            }
+            return .success((gap, registered))
+        }
+    }
+
+    private func remove(_ id: Int) {
+        let removed = state.withLock { $0.subscribers.removeValue(forKey: id) }
+        withExtendedLifetime(removed) {}
+    }
+
+    /// How many subscriptions take positions: all (`.everyone`), or those pinned exactly as `pin`.
+    func count(pinnedTo pin: Pin) -> Int {
+        state.withLock { state in
+            switch pin {
+            case .everyone:
+                return state.subscribers.count
+            case .sender(let sender):
+                return state.subscribers.values.count {
+                    if case .sender(let pinned) = $0.pin { pinned.matches(sender) } else { false }
+                }
+            case .senderType(let type):
+                return state.subscribers.values.count {
+                    if case .senderType(let pinned) = $0.pin { pinned == type } else { false }
+                }
+            }
+        }
+    }
+
+    /// Ends every subscription and refuses new ones; the kept mail is released.
+    func close() {
+        let (subscribers, entries) = state.withLock { state in
+            state.isClosed = true
+            defer { state.subscribers = [:] }
+            return (Array(state.subscribers.values), state.takeAll())
+        }
+        for subscriber in subscribers { subscriber.continuation.finish() }
+        withExtendedLifetime(entries) {}
+    }
+}

@@ -1,0 +1,78 @@
+extension Switchboard {
+    /// A post of a type that keeps history: between two others of its type (``History/withOrder(_:)``),
+    /// it delivers as any post does, then appends to the history and yields to the subscriptions
+    /// that take positions, inside the same delivery scope. Out of line: a type without history
+    /// never comes here.
+    @usableFromInline @inline(never)
+    func postKeepingHistory<M: Mail, S: Sendable>(
+        _ history: History<M>,
+        _ mails: [M],
+        from sender: S?,
+        key: SenderKey
+    ) -> Receipt {
+        let context = _instrumentation?.currentContext()
+        let historySender = HistorySender(key)
+        let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) in
+            let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
+            let receipt = inOrder(lanes) {
+                let delivered =
+                    mails.count == 1
+                    ? recipients.deliver(mails[0], from: sender, context: context)
+                    : recipients.deliver(contentsOf: mails, from: sender, context: context)
+                return delivered + history.deliver(mails, from: historySender)
+            }
+            return (receipt, afterUnlock)
+        }
+        afterUnlock.perform()
+        _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt)
+        _deferred.run()
+        return receipt
+    }
+
+    /// Makes `M` keep history within these limits, or changes its limits.
+    func retainHistory<M: Mail>(_ type: M.Type, count: Int?, maxAge: Duration?) {
+        guard !withRegistry({ $0._isClosed }) else { return }
+        _histories.keep(M.self, count: count, maxAge: maxAge)
+    }
+
+    /// Files a subscription that takes positions, resuming after `position` (nil: live), between
+    /// two posts of the type. A closed mailroom gives a finished stream.
+    func subscribeWithPositions<M: Mail>(
+        to type: M.Type,
+        pinnedTo pin: History<M>.Pin,
+        after position: MailPosition?,
+        buffering: History<M>.Buffering,
+        accepts: (@Sendable (M) -> Bool)?
+    ) throws(PositionError) -> (HistoryGap?, RegisteredStream<Positioned<M>>) {
+        guard let history = _histories.history(for: M.self) else {
+            guard withRegistry({ $0._isClosed }) else { throw PositionError.noHistory(String(describing: M.self)) }
+            let (stream, continuation) = AsyncStream.makeStream(of: Positioned<M>.self)
+            buffering.endSignal?.end(.finished)
+            continuation.finish()
+            return (nil, RegisteredStream(stream: stream, continuation: continuation))
+        }
+        let instrumentation = _instrumentation
+        var ended: (@Sendable () -> Void)?
+        if let instrumentation {
+            ended = { instrumentation.subscriptionEnded(M.self) }
+        }
+        let filed = history.withOrder { () -> Result<(HistoryGap?, RegisteredStream<Positioned<M>>), PositionError> in
+            DeliveryScope.delivering(self) {
+                history.subscribe(after: position, pin: pin, buffering: buffering, accepts: accepts, ended: ended)
+            }
+        }
+        if case .success = filed { instrumentation?.subscriptionStarted(M.self) }
+        _deferred.run()  // posts the replay's filters made
+        return try filed.get()
+    }
+
+    /// The subscriptions that take positions, counted as ``subscriberCount(_:counting:)`` counts.
+    func positionedCount<M: Mail>(_ type: M.Type, counting counted: Counted) -> Int {
+        guard _histories.mayKeep(M.self), let history = _histories.history(for: M.self) else { return 0 }
+        switch counted {
+        case .all: return history.count(pinnedTo: .everyone)
+        case .hearing(let key): return history.count(pinnedTo: .sender(HistorySender(key)))
+        case .senderType(let type): return history.count(pinnedTo: .senderType(type))
+        }
+    }
+}

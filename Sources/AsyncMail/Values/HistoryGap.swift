@@ -1,0 +1,38 @@
+/// Mail that a resuming subscription can no longer be given: reported to it before anything else.
+///
+/// ``Code/expired`` says the position is older than what the history keeps, and ``missed`` is the
+/// exact number of mails of the type retention dropped after it (with a `from:` filter, some of
+/// them may have been another sender's). ``Code/otherEpoch`` says the position is from another
+/// mailroom or from before a restart; how much was missed is unknown. Either way, the subscription
+/// goes on with what the history still keeps (for `.expired`) or with live mail.
+public struct HistoryGap: Sendable, Hashable, CustomStringConvertible {
+    /// Why mail was missed.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The history no longer keeps the mail after the position.
+        public static let expired = Code("expired")
+        /// The position is of another epoch: another mailroom, or one before a restart.
+        public static let otherEpoch = Code("otherEpoch")
+
+        public var description: String { name }
+    }
+
+    /// Why mail was missed.
+    public let code: Code
+    /// How many mails were missed, or nil when that cannot be known.
+    public let missed: Int?
+
+    /// A gap, for tests.
+    public init(code: Code, missed: Int?) {
+        self.code = code
+        self.missed = missed
+    }
+
+    public var description: String {
+        let count = missed.map { "\($0) mails" } ?? "an unknown number of mails"
+        return code == .expired
+            ? "\(count) after the position are no longer kept" : "the position is of another epoch: \(count) missed"
+    }
+}

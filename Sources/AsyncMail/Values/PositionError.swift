@@ -1,0 +1,68 @@
+/// Why a position was refused: it is not a position's string, or no mail of this mailroom could
+/// have had it.
+///
+/// A position comes from a client, so it is untrusted: refusing one never crashes or ends
+/// anything else. Switch over ``code``, with a `default`: codes may be added.
+///
+/// ```swift
+/// do {
+///     let position = try MailPosition(parsing: query)
+///     resumed = try await mailroom.subscribe(to: ChatLine.self, after: position)
+/// } catch {
+///     print(error)  // for example "a malformed position: not three parts separated by '-'"
+/// }
+/// ```
+public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was wrong with the position.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The text is not a position's string.
+        public static let malformed = Code("malformed")
+        /// The position is of this mailroom's epoch but of another mail type's history.
+        public static let otherMailType = Code("otherMailType")
+        /// The position is of this mailroom's epoch and type, but past the newest mail: no mail
+        /// has had it (forged, or from a mailroom that shared the epoch by chance).
+        public static let notYetPosted = Code("notYetPosted")
+        /// The mail type keeps no history, so it has no positions to resume from.
+        public static let noHistory = Code("noHistory")
+
+        public var description: String { name }
+    }
+
+    /// What was wrong.
+    public let code: Code
+    /// The details, for messages and logs.
+    public let reason: String
+
+    /// A string that is not a position's.
+    public static func malformed(_ reason: String) -> PositionError {
+        PositionError(code: .malformed, reason: reason)
+    }
+
+    /// A position of another mail type's history.
+    public static let otherMailType = PositionError(
+        code: .otherMailType,
+        reason: "the position belongs to another mail type's history"
+    )
+
+    /// A position past the newest mail.
+    public static func notYetPosted(_ sequence: UInt64, newest: UInt64) -> PositionError {
+        PositionError(code: .notYetPosted, reason: "mail \(sequence) has not been posted; the newest is \(newest)")
+    }
+
+    /// A subscription with positions to a type that keeps no history.
+    public static func noHistory(_ typeName: String) -> PositionError {
+        PositionError(code: .noHistory, reason: "\(typeName) keeps no history")
+    }
+
+    public var description: String {
+        switch code {
+        case .noHistory: "\(reason): call retainHistory(_:count:maxAge:) for it first"
+        case .malformed: "a malformed position: \(reason); hand back a position exactly as it was given"
+        case .otherMailType: "a position of another mail type: \(reason); resume each type with its own positions"
+        default: "a position no mail has had: \(reason); resume from a position this mailroom gave out"
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import AsyncMailTesting
+import Testing
+
+@testable import AsyncMail
+
+// The code blocks of "Coming Back: Positions and History", run as written (see
+// `ArticleExampleTests.swift` for how CI checks that they stay so).
+
+/// A client's side of a connection, for the article: what it was sent.
+private final class FakeClient: Sendable {
+    let frames = Locked<[String]>([])
+    func send(_ frame: String) async { frames.withLock { $0.append(frame) } }
+}
+
+@Suite("The Coming Back article's examples")
+struct HistoryArticleTests {
+    @Test("keep, hand out positions, resume after the last one seen")
+    func keepAndResume() async throws {
+        let mailroom = Mailroom()
+        let lobby = RoomID("lobby")
+        let client = FakeClient()
+        // snippet.show
+        await mailroom.retainHistory(ChatLine.self, count: 1_000, maxAge: .seconds(600))
+        // snippet.hide
+        let connection = Task {
+            // snippet.show
+            let resumed = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: nil)
+            for await line in resumed.mail {
+                await client.send(#"{"position": "\#(line.position)", "text": "\#(line.mail.text)"}"#)
+            }
+            // snippet.hide
+        }
+        try await waitUntil { await mailroom.subscriberCount(ChatLine.self) == 1 }
+        await mailroom.post(ChatLine(text: "hello"), from: lobby)
+        await mailroom.post(ChatLine(text: "again"), from: lobby)
+        try await waitUntil { client.frames.withLock { $0.count } == 2 }
+        connection.cancel()
+        let lastSeen = try #require(MailPosition(String(client.frames.withLock { $0[0] }.split(separator: "\"")[3])))
+        await mailroom.post(ChatLine(text: "while away"), from: lobby)
+
+        // snippet.show
+        // The client hands back the last position it saw, as a string: untrusted input.
+        let query: String = lastSeen.description
+        guard let position = MailPosition(query) else {
+            return  // a malformed position: answer 400, say, and let the client start afresh
+        }
+        let catchingUp = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: position)
+        if let gap = catchingUp.gap {
+            print("missed:", gap.missed.map(String.init) ?? "unknown")  // told first, then what is kept
+        }
+        // snippet.hide
+        #expect(catchingUp.gap == nil)
+        #expect(try await catchingUp.mail.first(2).map(\.mail.text) == ["again", "while away"])
+    }
+
+    @Test("a gap is reported first, with the count, and refusals are typed")
+    func gapsAndRefusals() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(ChatLine.self, count: 2)
+        let first = try await mailroom.subscribe(to: ChatLine.self, after: nil)
+        for text in ["a", "b", "c", "d", "e"] { await mailroom.post(ChatLine(text: text)) }
+        let positionOfA = try await first.mail.first(1)[0].position
+        // snippet.show
+        let resumed = try await mailroom.subscribe(to: ChatLine.self, after: positionOfA)
+        #expect(resumed.gap == HistoryGap(code: .expired, missed: 2))  // b and c are no longer kept
+        #expect(try await resumed.mail.first(2).map(\.mail.text) == ["d", "e"])
+        // snippet.hide
+        // snippet.show
+        do throws(PositionError) {
+            _ = try await mailroom.subscribe(to: ChatLine.self, after: MailPosition(parsing: "not-a-position"))
+        } catch {
+            #expect(error.code == .malformed)  // never a crash: a position comes from a client
+        }
+        // snippet.hide
+    }
+}
