@@ -41,6 +41,11 @@ for crowd in types values objects; do
     printf '%-36s %8s %8s %8s\n' "$label" "$alone" "$beside" "$(python3 -c "print(f'{$beside / $alone:.3f}x')")"
 done
 printf '%-36s %8s\n' "Mailroom.shared read per post" "$(per_post shared alone)"
+# History (Coming Back article): a type that keeps it, to an ordinary and to a positioned
+# subscription; and a type without it beside one that keeps it (one atomic load and a bit test).
+printf '%-36s %8s\n' "history-keeping type, alone" "$(per_post history alone)"
+printf '%-36s %8s\n' "history-keeping, positioned reader" "$(per_post history-positioned alone)"
+printf '%-36s %8s\n' "no history, beside a type with it" "$(per_post history-beside alone)"
 # With AsyncMailObservability (swift-metrics' no-op backend, no ServiceContext): its own cost.
 for crowd in types values objects; do
     printf '%-36s %8s\n' "observed, $crowd shape, alone" "$(per_post "$crowd" alone observed)"

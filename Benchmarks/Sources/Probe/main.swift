@@ -11,6 +11,7 @@
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
 //   swift run -c release Probe scaling         1-16 posting tasks on distinct rooms and types; a quiet post's p99 beside a fan-out
+//   swift run -c release Probe history         heap per retained mail; resuming 10,000 missed mails against a raw stream
 //   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
 import AsyncMail
 import AsyncMailObservability
@@ -151,6 +152,26 @@ if arguments.first == "count" {
         withExtendedLifetime(target) {}
         exit(0)
     }
+    if let shape = arguments.dropFirst().first, shape.hasPrefix("history") {
+        // `history`: unpinned posts of a type that keeps history, to an ordinary subscription;
+        // `history-positioned`: the same to a subscription with positions; `history-beside`: a type
+        // without history, in a mailroom where another type keeps it.
+        let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
+        let mailroom = Mailroom()
+        if shape == "history-beside" {
+            await mailroom.retainHistory(Stamp.self, count: 1_000)
+        } else {
+            await mailroom.retainHistory(Beat.self, count: 1_000)
+        }
+        let newest = AsyncStream<Beat>.Continuation.BufferingPolicy.bufferingNewest(1)
+        let target = await mailroom.subscribe(to: Beat.self, bufferingPolicy: newest)
+        let positioned =
+            shape == "history-positioned"
+            ? try await mailroom.subscribe(to: Beat.self, after: nil, bufferingPolicy: .bufferingNewest(1)) : nil
+        for value in 0..<posts { await mailroom.post(Beat(value: value)) }
+        withExtendedLifetime((target, positioned)) {}
+        exit(0)
+    }
     let crowd = arguments.dropFirst().first.flatMap(Crowd.init(rawValue:)) ?? .types
     let beside = arguments.dropFirst(2).first == "beside"
     let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
@@ -177,6 +198,64 @@ if arguments.first == "count" {
     }
     withExtendedLifetime(bystanders) {}
     exit(0)
+}
+
+if arguments.first == "history" {
+    // What history costs: heap bytes per retained mail (a one-Int mail, so the figure is the
+    // history's own overhead), and the time from resuming 10,000 missed mails to the first live
+    // mail, against draining the same 10,000 already buffered in a raw AsyncStream.
+    // Detached: top-level code runs on the main actor, where every `next()` would hop.
+    for line in await Task.detached(operation: { await historyFigures() }).value { print(line) }
+    exit(0)
+}
+
+/// The `history` mode's figures, one line each.
+func historyFigures() async -> [String] {
+    var lines: [String] = []
+    let kept = 100_000
+    let mailroom = Mailroom()
+    await mailroom.retainHistory(Beat.self, count: kept)
+    // The entries' array is one large block, which malloc maps on its own: counted too.
+    let before = heapInUse() + Int(mapped_bytes_in_use())
+    for value in 0..<kept { await mailroom.post(Beat(value: value)) }
+    let perMail = Double(heapInUse() + Int(mapped_bytes_in_use()) - before) / Double(kept)
+    lines.append("history: heap per retained mail: \(Int(perMail.rounded())) bytes | a one-Int mail, \(kept) kept")
+
+    let missed = 10_000
+    var resumeTimes: [Duration] = []
+    var rawTimes: [Duration] = []
+    for _ in 0..<21 {
+        let room = Mailroom()
+        await room.retainHistory(Beat.self, count: missed + 1)
+        let first = try! await room.subscribe(to: Beat.self, after: nil, bufferingPolicy: .bufferingNewest(1))
+        await room.post(Beat(value: -1))
+        var iterator = first.mail.makeAsyncIterator()
+        let position = await iterator.next()!.position
+        for value in 0..<missed { await room.post(Beat(value: value)) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let resumed = try! await room.subscribe(to: Beat.self, after: position)
+        await room.post(Beat(value: missed))
+        var received = 0
+        for await mail in resumed.mail {
+            received += 1
+            if mail.mail.value == missed { break }
+        }
+        resumeTimes.append(clock.now - start)
+        precondition(received == missed + 1)
+
+        let (stream, continuation) = AsyncStream.makeStream(of: Beat.self)
+        let rawStart = clock.now
+        for value in 0...missed { continuation.yield(Beat(value: value)) }
+        for await beat in stream where beat.value == missed { break }
+        rawTimes.append(clock.now - rawStart)
+    }
+    let median = { (times: [Duration]) in times.sorted()[times.count / 2] }
+    let ratio = median(resumeTimes) / median(rawTimes)
+    lines.append(
+        "history: resume 10,000 missed mails, to the first live mail: \(median(resumeTimes)) | raw AsyncStream, 10,001 yielded and drained: \(median(rawTimes)), \(String(format: "%.2f", ratio))x"
+    )
+    return lines
 }
 
 if arguments.first == "ratios" {
