@@ -40,6 +40,28 @@ struct HistoryTests {
         #expect(try await resumed.mail.first(3).map(\.mail.id) == [8, 9, 10])
     }
 
+    @Test("maxAge: mail older than it is no longer kept, and a resume before it is told the exact count")
+    func maxAgeExpires() async throws {
+        let mailroom = Mailroom()
+        // Any mail is older than a nanosecond by the time the resume reads the history.
+        await mailroom.retainHistory(Ping.self, maxAge: .nanoseconds(1))
+        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
+        for id in 1...3 { await mailroom.post(Ping(id: id)) }
+        let first = try await live.mail.first(3)[0].position
+        let resumed = try await mailroom.subscribe(to: Ping.self, after: first)
+        #expect(resumed.gap == HistoryGap(code: .expired, missed: 2), "mails 2 and 3 aged out")
+        await mailroom.post(Ping(id: 4))
+        #expect(try await resumed.mail.first(1).map(\.mail.id) == [4], "then live mail")
+
+        // Age is checked when the history is touched (a post, a resume, new limits), so 4, still
+        // kept when the limits were raised, stays kept under them.
+        await mailroom.retainHistory(Ping.self, count: 10, maxAge: .seconds(3_600))
+        await mailroom.post(Ping(id: 5))
+        let again = try await mailroom.subscribe(to: Ping.self, after: first)
+        #expect(again.gap == HistoryGap(code: .expired, missed: 2), "2 and 3 are gone")
+        #expect(try await again.mail.first(2).map(\.mail.id) == [4, 5])
+    }
+
     @Test("a position from another mailroom, or from before a restart: a gap of unknown size, then live mail")
     func otherEpoch() async throws {
         let (before, after) = (Mailroom(), Mailroom())

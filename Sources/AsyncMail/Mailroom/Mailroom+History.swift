@@ -6,8 +6,10 @@ extension Mailroom {
     /// or those younger than `maxAge`, or both limits at once, are kept. Each kept mail costs its
     /// own size plus a fixed overhead (its sequence number, its sender and when it was posted;
     /// measured in `Benchmarks/README.md`), so memory is bounded by `count`, or by the posting rate
-    /// times `maxAge`. Calling it again changes the limits, dropping what the new ones exclude. A
-    /// type without history pays one atomic load and a bit test per post.
+    /// times `maxAge`. Age is checked whenever the history is used (a post of the type, a resume,
+    /// new limits), so an idle type's last mails stay kept until then, and are never replayed
+    /// older than `maxAge`. Calling it again changes the limits, dropping what the new ones
+    /// exclude. A type without history pays one atomic load and a bit test per post.
     ///
     /// Posts of a type that keeps history are delivered one at a time, in the order of their
     /// positions: rooms of the type no longer post apart, since a resuming subscription may hear
