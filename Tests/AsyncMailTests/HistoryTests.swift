@@ -127,6 +127,54 @@ struct HistoryTests {
         withExtendedLifetime(player) {}
     }
 
+    @Test("a history type's posts reach taps and ordinary subscriptions; batches get consecutive positions")
+    func tapsAndBatches() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        let tap = await mailroom.tap()
+        let plain = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
+        let positioned = try await mailroom.subscribe(to: Ping.self, after: nil)
+        #expect(
+            await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)], from: RoomID("lobby")) == Receipt(delivered: 4)
+        )
+        #expect(mailroom.postSynchronously(Ping(id: 3)) == Receipt(delivered: 1))
+        #expect(try await positioned.mail.first(3).map(\.position.sequence) == [1, 2, 3])
+        #expect(try await plain.first(2).map(\.id) == [1, 2])
+        #expect(try await tap.first(3).compactMap { $0.mail(as: Ping.self)?.id } == [1, 2, 3])
+    }
+
+    @Test(
+        "a post from inside a replay's or a delivery's filter is deferred, takes the next position, and never deadlocks"
+    )
+    func reentrantPosts() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        let watcher = try await mailroom.subscribe(to: Ping.self, after: nil)
+        await mailroom.post(Ping(id: 1))
+        let start = try await watcher.mail.first(1)[0].position
+        await mailroom.post(Ping(id: 2))
+        // The filter posts while the replay of 2 runs (holding the type's order), and again live.
+        let echoing = try await mailroom.subscribe(to: Ping.self, after: start) { ping in
+            if ping.id < 10 { mailroom.postSynchronously(Ping(id: ping.id * 10)) }
+            return true
+        }
+        #expect(try await echoing.mail.first(2).map(\.mail.id) == [2, 20], "the replay, then the post its filter made")
+        #expect(try await watcher.mail.first(2).map(\.position.sequence) == [2, 3])
+    }
+
+    @Test("a subscription with positions pinned to an object ends once the object has gone, as any pinned one does")
+    func departedObjectSender() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        var player: Player? = Player("ada")
+        let pinned = try await mailroom.subscribe(to: Ping.self, from: .only(player!), after: nil)
+        await mailroom.post(Ping(id: 1), from: player!)
+        #expect(try await pinned.mail.first(1).map(\.mail.id) == [1])
+        player = nil
+        #expect(await mailroom.subscriberCount(Ping.self) == 0, "the count ends it")
+        #expect(try await pinned.mail.collect().isEmpty, "and its stream finishes")
+    }
+
     @Test("posts racing resumes: every resume gets each later mail once, in order, with no gap")
     func resumesRacingPosts() async throws {
         let mailroom = Mailroom()

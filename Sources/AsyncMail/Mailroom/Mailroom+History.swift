@@ -50,7 +50,8 @@ extension Mailroom {
     ///   the positions' order, which every subscriber of the type shares.
     /// - Buffering: `bufferingPolicy` applies to live mail; the replay does not count against a
     ///   `.bufferingOldest` or `.bufferingNewest` limit, so no kept mail is dropped on the way.
-    /// - Ending: like any subscription: cancelled, dropped, or at ``close()``.
+    /// - Ending: like any subscription: cancelled, dropped, at ``close()``, or once the object it is
+    ///   pinned to has gone (at the next post of the type, or the next count).
     ///
     /// ```swift
     /// let resumed = try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: lastSeen)

@@ -28,6 +28,13 @@ final class History<M: Mail>: Sendable {
         /// Every sender of exactly this type (`fromAny:`).
         case senderType(ObjectIdentifier)
 
+        /// Whether it is pinned to an object that has gone: such a subscription is ended, as one
+        /// made with `subscribe(to:from:)` is, at the next post of the type or count.
+        var hasDeparted: Bool {
+            guard case .sender(let pinned) = self, case .object(let object) = pinned.kind else { return false }
+            return object.object == nil
+        }
+
         func hears(_ sender: HistorySender) -> Bool {
             switch self {
             case .everyone: true
@@ -175,6 +182,10 @@ final class History<M: Mail>: Sendable {
         }
         var receipt = Receipt()
         for subscriber in subscribers {
+            if subscriber.pin.hasDeparted {
+                subscriber.continuation.finish()  // its termination handler takes it out
+                continue
+            }
             for (offset, mail) in mails.enumerated() where subscriber.hears(sender, mail) {
                 let positioned = Positioned(mail: mail, position: position(first + UInt64(offset)))
                 switch subscriber.continuation.yield(positioned) {
@@ -302,20 +313,27 @@ final class History<M: Mail>: Sendable {
 
     /// How many subscriptions take positions: all (`.everyone`), or those pinned exactly as `pin`.
     func count(pinnedTo pin: Pin) -> Int {
-        state.withLock { state in
-            switch pin {
-            case .everyone:
-                return state.subscribers.count
-            case .sender(let sender):
-                return state.subscribers.values.count {
-                    if case .sender(let pinned) = $0.pin { pinned.matches(sender) } else { false }
+        let (count, departed) = state.withLock { state -> (Int, [Subscriber]) in
+            // Those pinned to a departed object are taken out here and ended below, unlocked.
+            let departed = state.subscribers.filter { $0.value.pin.hasDeparted }
+            for id in departed.keys { state.subscribers[id] = nil }
+            let count =
+                switch pin {
+                case .everyone:
+                    state.subscribers.count
+                case .sender(let sender):
+                    state.subscribers.values.count {
+                        if case .sender(let pinned) = $0.pin { pinned.matches(sender) } else { false }
+                    }
+                case .senderType(let type):
+                    state.subscribers.values.count {
+                        if case .senderType(let pinned) = $0.pin { pinned == type } else { false }
+                    }
                 }
-            case .senderType(let type):
-                return state.subscribers.values.count {
-                    if case .senderType(let pinned) = $0.pin { pinned == type } else { false }
-                }
-            }
+            return (count, Array(departed.values))
         }
+        for subscriber in departed { subscriber.continuation.finish() }
+        return count
     }
 
     /// Ends every subscription and refuses new ones; the kept mail is released.
