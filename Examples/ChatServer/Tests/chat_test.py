@@ -3,7 +3,8 @@
     python3 Tests/chat_test.py PATH_TO_CHATSERVER [SCENARIO ...]
 
 Every scenario starts its own server on a free port, bounds every wait with a timeout that
-fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, relay
+fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, resume
+(positions and history with ?after=), relay
 (two instances sharing rooms through PostgreSQL), hostile (hostile rows and notifications
 under two instances) and observability (metrics scraped from /metrics, and a line's trace from
 one instance's frame to the other's socket write); the last three run when PGHOST is set.
@@ -352,6 +353,58 @@ async def relay(server):
         other.stop()
 
 
+async def resume(server):
+    """?after=: positions with every line, a resume with exactly the missed lines then live ones,
+    and one reset frame, with the exact count, for a position past the history (CHAT_HISTORY=10)."""
+
+    async def frame(client):
+        return json.loads(await asyncio.wait_for(client.recv(), timeout=30))
+
+    async def said(writer, texts):
+        # The writer hears its own lines (plain text): once it has, they are posted.
+        for text in texts:
+            await writer.send(text)
+        for text in texts:
+            assert await asyncio.wait_for(writer.recv(), timeout=30) == text
+
+    writer = await connect(server.url("r"))
+    reader = await connect(server.url("r") + "?after=")
+    await server.wait_for_subscribers(2, timeout=30)
+    await said(writer, [f"l{index}" for index in range(5)])
+    first = [await frame(reader) for _ in range(5)]
+    assert [line["text"] for line in first] == [f"l{index}" for index in range(5)], first
+    sequences = [int(line["position"].rsplit("-", 1)[1]) for line in first]
+    assert sequences == sorted(set(sequences)), f"positions not increasing: {first}"
+    await reader.close()
+    await server.wait_for_subscribers(1, timeout=30)
+
+    await said(writer, ["m0", "m1", "m2"])  # while the reader is away
+    back = await connect(server.url("r") + "?after=" + first[-1]["position"])
+    await server.wait_for_subscribers(2, timeout=30)
+    await said(writer, ["live", "end"])
+    caught_up = [await frame(back) for _ in range(5)]
+    assert [line.get("text") for line in caught_up] == ["m0", "m1", "m2", "live", "end"], caught_up
+    assert "reset" not in caught_up[0], caught_up
+    await back.close()
+
+    await said(writer, [f"n{index}" for index in range(12)])  # lines 11 to 22; 13 to 22 are kept
+    late = await connect(server.url("r") + "?after=" + first[0]["position"])
+    reset = await frame(late)
+    assert reset == {"reset": {"missed": 11}}, f"expected the exact count of lines 2 to 12: {reset}"
+    kept = [await frame(late) for _ in range(10)]
+    assert [line["text"] for line in kept] == [f"n{index}" for index in range(2, 12)], kept
+    mangled = await connect(server.url("r") + "?after=not-a-position")
+    assert await frame(mangled) == {"reset": {"missed": None}}
+    await server.wait_for_subscribers(3, timeout=30)
+    await said(writer, ["after"])
+    assert (await frame(late))["text"] == "after"
+    assert (await frame(mangled))["text"] == "after"
+    for client in (writer, late, mangled):
+        await client.close()
+    await server.wait_for_subscribers(0, timeout=30)
+    print("resume: 3 missed lines then live, none twice; a reset of 11 past the history; a mangled position reset")
+
+
 def metric(samples, name, **labels):
     """The value of one series; 0 when it was never reported."""
     wanted = frozenset(labels.items())
@@ -458,6 +511,7 @@ SCENARIOS = {
     "slow": (slow, {}),
     # The stalled client is still there (no eviction), and only the mailroom's close can end it.
     "sigterm": (sigterm, {"SLOW_LIMIT": 1_000_000, "SHUTDOWN_LIMIT": 120}),
+    "resume": (resume, {"CHAT_HISTORY": 10}),
     "relay": (relay, RELAY_ENVIRONMENT),  # needs PostgreSQL: PGHOST and friends
     "hostile": (hostile, RELAY_ENVIRONMENT),  # needs PostgreSQL and psql
     "observability": (observability, dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory")),  # needs PostgreSQL

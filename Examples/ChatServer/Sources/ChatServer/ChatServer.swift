@@ -39,6 +39,9 @@ struct ChatServer {
         // Each line's trace context travels with it: to every connection's socket write, and
         // through the relay to other instances.
         let mailroom = Mailroom(instrumentation: MailroomObservability())
+        // The newest lines, with positions, for clients that come back with `?after=POSITION`.
+        let history = environment.get("CHAT_HISTORY").flatMap(Int.init) ?? 1_000
+        if history > 0 { await mailroom.retainHistory(ChatLine.self, count: history) }
         let app = makeApplication(
             mailroom: mailroom,
             port: port,
@@ -91,6 +94,18 @@ struct ChatServer {
         }
         router.ws("/rooms/{room}") { inbound, outbound, context in
             let room = RoomID(name: context.requestContext.parameters.get("room") ?? "")
+            if let after = context.request.uri.queryParameters["after"] {
+                try await serveResumingConnection(
+                    in: room,
+                    after: after,
+                    inbound: inbound,
+                    outbound: outbound,
+                    channel: context.requestContext.channel,
+                    mailroom: mailroom,
+                    slowLimit: slowLimit
+                )
+                return
+            }
             try await serveConnection(
                 in: room,
                 inbound: inbound,

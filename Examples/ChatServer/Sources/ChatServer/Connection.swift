@@ -1,4 +1,5 @@
 import AsyncMail
+import Foundation
 import HummingbirdWebSocket
 import NIOCore
 import Tracing
@@ -22,14 +23,88 @@ func serveConnection(
             try await outbound.write(.text(line.text))
         }
     } receiving: {
-        for try await message in inbound.messages(maxSize: 1 << 16) {
-            guard case .text(let text) = message else { continue }
-            await withSpan("chat frame", context: .topLevel, ofKind: .consumer) { span in
-                span.attributes["chat.room"] = room.name
-                await mailroom.post(ChatLine(text: text), from: room)
-            }
+        try await receive(inbound, in: room, mailroom: mailroom)
+    }
+    try await finish(end, channel: channel, outbound: outbound)
+}
+
+/// Serves a connection that asked for positions (`?after=POSITION`, or `?after=` to start live):
+/// the lines it missed, then live lines, each sent as `{"position": …, "text": …}`.
+///
+/// A position the history cannot resume from (too old, from another instance or a restart,
+/// forged or mangled) gets one `{"reset": {"missed": N}}` frame first (`N` null when unknown);
+/// then the connection goes on live, with positions.
+func serveResumingConnection(
+    in room: RoomID,
+    after text: Substring,
+    inbound: WebSocketInboundStream,
+    outbound: WebSocketOutboundWriter,
+    channel: any Channel,
+    mailroom: Mailroom,
+    slowLimit: Int
+) async throws {
+    let (resumed, reset) = try await resume(in: room, after: text, mailroom: mailroom, slowLimit: slowLimit)
+    if let reset { try await outbound.write(.text(ResetFrame(missed: reset).json)) }
+    let end = await resumed.mail.serve { line in
+        try await withSpan("chat write", ofKind: .producer) { _ in
+            try await outbound.write(
+                .text(PositionedFrame(position: line.position.description, text: line.mail.text).json)
+            )
+        }
+    } receiving: {
+        try await receive(inbound, in: room, mailroom: mailroom)
+    }
+    try await finish(end, channel: channel, outbound: outbound)
+}
+
+/// Subscribes after the client's position, and says whether it gets a reset (with the count
+/// missed, or nil when unknown). The position is the client's text, untrusted: anything that is
+/// not one of this instance's positions is a reset, then live lines.
+private func resume(
+    in room: RoomID,
+    after text: Substring,
+    mailroom: Mailroom,
+    slowLimit: Int
+) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: Int??) {
+    let position = text.isEmpty ? nil : MailPosition(String(text))
+    if !text.isEmpty, position == nil {  // mangled
+        return (
+            try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: slowLimit),
+            .some(nil)
+        )
+    }
+    do {
+        let resumed = try await mailroom.subscribe(
+            to: ChatLine.self,
+            from: .only(room),
+            after: position,
+            backlogLimit: slowLimit
+        )
+        let reset: Int?? = resumed.gap.map { gap -> Int? in gap.missed }
+        return (resumed, reset)
+    } catch {
+        guard error.code != .noHistory else { throw error }
+        // Another type's, or past the newest line (forged): live from here, after a reset.
+        return (
+            try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: slowLimit),
+            .some(nil)
+        )
+    }
+}
+
+/// Posts every text frame the client sends to its room, each starting a trace.
+private func receive(_ inbound: WebSocketInboundStream, in room: RoomID, mailroom: Mailroom) async throws {
+    for try await message in inbound.messages(maxSize: 1 << 16) {
+        guard case .text(let text) = message else { continue }
+        await withSpan("chat frame", context: .topLevel, ofKind: .consumer) { span in
+            span.attributes["chat.room"] = room.name
+            await mailroom.post(ChatLine(text: text), from: room)
         }
     }
+}
+
+/// Ends the connection as its end says.
+private func finish(_ end: ConnectionEnd, channel: any Channel, outbound: WebSocketOutboundWriter) async throws {
     switch end.code {
     case .inboundEnded, .failed:
         break  // the client has gone; Hummingbird completes the close
@@ -46,5 +121,32 @@ func serveConnection(
         } else {
             try await outbound.close(.goingAway, reason: "server shutting down")
         }
+    }
+}
+
+/// A line with its position, as a connection with `?after=` receives it.
+struct PositionedFrame: Encodable {
+    let position: String
+    let text: String
+}
+
+/// The one frame a connection gets when its position cannot be resumed from.
+struct ResetFrame: Encodable {
+    /// How many lines were missed; nil (sent as `null`) when that cannot be known.
+    let missed: Int?
+
+    private enum Keys: String, CodingKey { case reset, missed }
+
+    func encode(to encoder: any Encoder) throws {
+        var outer = encoder.container(keyedBy: Keys.self)
+        var reset = outer.nestedContainer(keyedBy: Keys.self, forKey: .reset)
+        try reset.encode(missed, forKey: .missed)  // `encode`, not `encodeIfPresent`: null when unknown
+    }
+}
+
+extension Encodable {
+    /// The value as one line of JSON.
+    var json: String {
+        String(decoding: (try? JSONEncoder().encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }
