@@ -67,28 +67,20 @@ private func resume(
     slowLimit: Int
 ) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: Int??) {
     let position = text.isEmpty ? nil : MailPosition(String(text))
-    if !text.isEmpty, position == nil {  // mangled
-        return (
-            try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: slowLimit),
-            .some(nil)
-        )
+    func subscribe(
+        after position: MailPosition?
+    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<ChatLine>>> {
+        try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: slowLimit)
     }
+    guard text.isEmpty || position != nil else { return (try await subscribe(after: nil), .some(nil)) }  // mangled
     do {
-        let resumed = try await mailroom.subscribe(
-            to: ChatLine.self,
-            from: .only(room),
-            after: position,
-            backlogLimit: slowLimit
-        )
+        let resumed = try await subscribe(after: position)
         let reset: Int?? = resumed.gap.map { gap -> Int? in gap.missed }
         return (resumed, reset)
     } catch {
         guard error.code != .noHistory else { throw error }
         // Another type's, or past the newest line (forged): live from here, after a reset.
-        return (
-            try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: slowLimit),
-            .some(nil)
-        )
+        return (try await subscribe(after: nil), .some(nil))
     }
 }
 
