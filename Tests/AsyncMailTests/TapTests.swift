@@ -78,6 +78,41 @@ struct TapTests {
         #expect(seen.compactMap { $0.mail(as: Ping.self)?.id } == Array(0...6))
     }
 
+    @Test("a batch reaches a tap whole, even while posts that share no lane race it")
+    func batchesStayWhole() async throws {
+        let mailroom = Mailroom()
+        let tap = await mailroom.tap()
+        // Two rooms and a second type: no lane orders these posts against each other.
+        let posts = 400
+        let batch = 8
+        await withTaskGroup(of: Void.self) { group in
+            for poster in 0..<3 {
+                group.addTask {
+                    for post in 0..<posts {
+                        let ids = (0..<batch).map { poster * 1_000_000 + post * batch + $0 }
+                        switch poster {
+                        case 0: await mailroom.post(contentsOf: ids.map(Ping.init), from: RoomID("a"))
+                        case 1: await mailroom.post(contentsOf: ids.map(Ping.init), from: RoomID("b"))
+                        default: await mailroom.post(contentsOf: ids.map(Pong.init))
+                        }
+                    }
+                }
+            }
+        }
+        let seen = try await tap.first(3 * posts * batch)
+        // Every run of `batch` mails is one post: one poster, in order, ending its post last.
+        for start in stride(from: 0, to: seen.count, by: batch) {
+            let run = seen[start..<(start + batch)]
+            let ids = run.map { $0.mail(as: Ping.self)?.id ?? $0.mail(as: Pong.self)!.id }
+            let whole = ids == Array(ids[0]..<(ids[0] + batch))
+                && run.map(\.isLastInPost) == Array(repeating: false, count: batch - 1) + [true]
+            guard whole else {
+                Issue.record("mails of two posts interleaved at \(start): \(ids)")
+                return
+            }
+        }
+    }
+
     @Test("a tap with a backlog limit ends when it falls behind, uncounted, and its loop says why")
     func tapBacklogLimit() async throws {
         let mailroom = Mailroom()

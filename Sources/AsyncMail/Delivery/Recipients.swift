@@ -21,8 +21,8 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// this struct go through outlined value witnesses.
     @usableFromInline var _bySenderType: SenderTypeRecipients<M, S>?
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
-    /// post that no subscriber heard look delivered.
-    @usableFromInline var _taps: [Subscriber<PostedMail>]?
+    /// post that no subscriber heard look delivered. A post reaches them whole (see ``Taps``).
+    @usableFromInline var _taps: Taps?
 
     @inlinable
     init(everyone: [Subscriber<M>] = []) {
@@ -33,7 +33,36 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     ///
     /// `context` is what the mailroom's instrumentation captured for the post, `nil` without one.
     @inlinable
-    func deliver(_ mail: M, from sender: S?, context: PostContext?, isLastInPost: Bool = true) -> Receipt {
+    func deliver(_ mail: M, from sender: S?, context: PostContext?) -> Receipt {
+        let receipt = deliverToSubscribers(mail, from: sender, context: context)
+        if let _taps {
+            _taps._lane.lock()
+            tap(mail, from: sender, context: context, isLastInPost: true, taps: _taps)
+            _taps._lane.unlock()
+        }
+        return receipt
+    }
+
+    /// Delivers each mail of a batch in turn and adds up the receipts; then hands the batch to
+    /// the taps, whole, holding their lane.
+    @inlinable
+    func deliver(contentsOf mails: [M], from sender: S?, context: PostContext?) -> Receipt {
+        var total = Receipt()
+        for index in mails.indices {
+            total += deliverToSubscribers(mails[index], from: sender, context: context)
+        }
+        if let _taps {
+            _taps._lane.lock()
+            for index in mails.indices {
+                tap(mails[index], from: sender, context: context, isLastInPost: index == mails.endIndex - 1, taps: _taps)
+            }
+            _taps._lane.unlock()
+        }
+        return total
+    }
+
+    @inlinable
+    func deliverToSubscribers(_ mail: M, from sender: S?, context: PostContext?) -> Receipt {
         var receipt = Receipt()
         Self.yield(mail, to: _everyone, context: context, into: &receipt)
         if let _pinned { Self.yield(mail, to: _pinned, context: context, into: &receipt) }
@@ -48,32 +77,25 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
                 for envelopes in recipients._cast { envelopes._deliver(mail, context, &receipt) }
             }
         }
-        if let _taps {
-            var uncounted = Receipt()
-            Self.yield(
-                PostedMail(
-                    mail: mail,
-                    mailType: M.self,
-                    sender: sender,
-                    isLastInPost: isLastInPost,
-                    context: context ?? .none
-                ),
-                to: _taps,
-                context: context,
-                into: &uncounted
-            )
-        }
         return receipt
     }
 
-    /// Delivers each mail of a batch in turn and adds up the receipts.
+    /// Yields one mail of a post to the taps, uncounted; called holding their lane.
     @inlinable
-    func deliver(contentsOf mails: [M], from sender: S?, context: PostContext?) -> Receipt {
-        var total = Receipt()
-        for index in mails.indices {
-            total += deliver(mails[index], from: sender, context: context, isLastInPost: index == mails.endIndex - 1)
-        }
-        return total
+    func tap(_ mail: M, from sender: S?, context: PostContext?, isLastInPost: Bool, taps: Taps) {
+        var uncounted = Receipt()
+        Self.yield(
+            PostedMail(
+                mail: mail,
+                mailType: M.self,
+                sender: sender,
+                isLastInPost: isLastInPost,
+                context: context ?? .none
+            ),
+            to: taps._subscribers,
+            context: context,
+            into: &uncounted
+        )
     }
 
     @inlinable

@@ -90,6 +90,7 @@ extension Switchboard {
             registry -> ([any AnyRouteTable], [any Finishable], [@Sendable () -> Void]) in
             registry._isClosed = true
             registry._recent = nil
+            registry._tapSnapshot = nil
             defer {
                 registry._tables = [:]
                 registry._closeActions = [:]

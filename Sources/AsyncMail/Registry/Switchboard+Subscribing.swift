@@ -44,6 +44,7 @@ extension Switchboard {
             displaced = withRegistry { registry in
                 guard !registry._isClosed, let tap = subscriber as? Subscriber<PostedMail> else { return nil }
                 registry._taps.add(tap)
+                registry.tapsChanged()
                 return []
             }
         case .table(_, let place):
@@ -137,7 +138,10 @@ extension Switchboard {
     func unregister<M: Mail, Element>(_ subscriber: Subscriber<Element>, from route: Route, of type: M.Type) {
         switch route {
         case .tap:
-            let removed = withRegistry { $0._taps.removeErased(subscriber) }
+            let removed = withRegistry { registry in
+                defer { registry.tapsChanged() }
+                return registry._taps.removeErased(subscriber)
+            }
             _ = removed  // released here, outside the lock: it can run a termination handler
         case .table(_, let place):
             // The table that holds a filed subscription is the one the registry names: a table

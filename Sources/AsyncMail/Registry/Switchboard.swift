@@ -33,6 +33,15 @@ final class Switchboard: Sendable {
         @usableFromInline var _nextCloseAction = 0
         /// Taps on every post, whatever its type; empty (one check per post) unless someone taps.
         @usableFromInline let _taps = SubscriberList<PostedMail>()
+        /// What a post reads of the taps: a snapshot made whenever a tap comes or goes, `nil`
+        /// while nobody taps (see ``Taps``).
+        @usableFromInline var _tapSnapshot: Taps?
+
+        /// Remakes ``_tapSnapshot`` after a tap came or went.
+        @usableFromInline
+        mutating func tapsChanged() {
+            _tapSnapshot = _taps.count > 0 ? Taps(lane: _taps._lane, subscribers: _taps._entries) : nil
+        }
 
         @usableFromInline init() {}
 
@@ -76,8 +85,8 @@ final class Switchboard: Sendable {
         @inline(__always)
         #endif
         @inlinable
-        mutating func lookUp<M: Mail>(_ type: M.Type) -> (RouteTable<M>?, [Subscriber<PostedMail>]?) {
-            (recentTable(for: M.self), _taps.count > 0 ? _taps._entries : nil)
+        mutating func lookUp<M: Mail>(_ type: M.Type) -> (RouteTable<M>?, Taps?) {
+            (recentTable(for: M.self), _tapSnapshot)
         }
 
         /// `table` as the table of `M`, without a dynamic cast.
