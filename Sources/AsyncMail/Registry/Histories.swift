@@ -35,15 +35,26 @@ final class Histories: Sendable {
 
     /// Makes the type keep history within these limits, or changes its limits.
     func keep<M: Mail>(_ type: M.Type, count: Int?, maxAge: Duration?) {
-        let existing = types.withLock { types -> History<M>? in
-            if let history = types.histories[ObjectIdentifier(M.self)] { return (history as! History<M>) }
+        let (history, existed) = find(M.self, orMakeWith: count, maxAge: maxAge)
+        if existed { history.setLimits(count: count, maxAge: maxAge) }
+    }
+
+    /// The type's history, or a new one that keeps nothing: the positions of a type a relay
+    /// routes, for a mailroom that keeps no history of it.
+    func keepingNothingUnlessKept<M: Mail>(_ type: M.Type) -> History<M> {
+        find(M.self, orMakeWith: 0, maxAge: nil).history
+    }
+
+    private func find<M: Mail>(_ type: M.Type, orMakeWith count: Int?, maxAge: Duration?) -> (history: History<M>, existed: Bool) {
+        types.withLock { types -> (History<M>, Bool) in
+            if let history = types.histories[ObjectIdentifier(M.self)] { return (history as! History<M>, true) }
             let epoch = types.epoch ?? UInt64.random(in: 1...UInt64.max)
             types.epoch = epoch
-            types.histories[ObjectIdentifier(M.self)] = History<M>(epoch: epoch, count: count, maxAge: maxAge)
+            let history = History<M>(epoch: epoch, count: count, maxAge: maxAge)
+            types.histories[ObjectIdentifier(M.self)] = history
             _keeping.bitwiseOr(Self.bit(M.self), ordering: .releasing)
-            return nil
+            return (history, false)
         }
-        existing?.setLimits(count: count, maxAge: maxAge)
     }
 
     /// Closes every history: its subscriptions end, its mail is released.

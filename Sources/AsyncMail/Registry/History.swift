@@ -51,13 +51,25 @@ final class History<M: Mail>: Sendable {
         let accepts: (@Sendable (M) -> Bool)?
         /// Set for a subscription with a backlog limit: a full buffer ends it.
         let endSignal: EndSignal?
+        /// The sequence number it resumed after when this mailroom had not yet read that far in
+        /// a relay's table (another instance was ahead): live mail up to it is not yielded again.
+        var heardThrough: UInt64 = 0
 
         func hears(_ sender: HistorySender, _ mail: M) -> Bool {
             pin.hears(sender) && (accepts?(mail) ?? true)
         }
     }
 
+    /// Hands a post of the type to a relay instead of delivering it (see ``route(through:)``):
+    /// true when the relay took the post, which it delivers later with positions it was given.
+    typealias Route = @Sendable ([PostedMail]) -> Bool
+
     struct State {
+        /// Whose positions the kept mail has: the mailroom's epoch, or the one a relay's table
+        /// gave (see ``prepare(epoch:first:count:)``).
+        var epoch: UInt64
+        /// Set while a relay routes the type through its table (see ``route(through:)``).
+        var route: Route?
         /// The kept entries, oldest first, from `start` on. A dropped slot is set to nil and the
         /// entry handed out, so that its mail is released once no lock is held.
         var entries: [Entry?] = []
@@ -131,17 +143,19 @@ final class History<M: Mail>: Sendable {
         }
     }
 
-    /// The mailroom's epoch, and this type's digest: what a position of this history carries.
-    let epoch: UInt64
+    /// This type's digest: what a position of this history carries, with the epoch.
     let stream: UInt32
     private let order = Locked()
     private let state: Locked<State>
 
     init(epoch: UInt64, count: Int?, maxAge: Duration?) {
-        self.epoch = epoch
         self.stream = History.digest(of: M.self)
-        self.state = Locked(State(limit: count, maxAge: maxAge))
+        self.state = Locked(State(epoch: epoch, limit: count, maxAge: maxAge))
     }
+
+    /// How far ahead of what this mailroom has read from a relay's table a position may be and
+    /// still be waited for: a burst other instances read first, not a forged number.
+    static var lead: UInt64 { 1 << 20 }
 
     /// The type's digest in positions: FNV-1a of its full name, stable across processes.
     static func digest(of type: Any.Type) -> UInt32 {
@@ -157,8 +171,52 @@ final class History<M: Mail>: Sendable {
         order.withLock(body)
     }
 
-    func position(_ sequence: UInt64) -> MailPosition {
+    func position(_ sequence: UInt64, epoch: UInt64) -> MailPosition {
         MailPosition(epoch: epoch, stream: stream, sequence: sequence)
+    }
+
+    /// The limits it keeps within.
+    var limits: (count: Int?, maxAge: Duration?) { state.withLock { ($0.limit, $0.maxAge) } }
+
+    /// The relay that routes the type, if one does.
+    var route: Route? { state.withLock { $0.route } }
+
+    /// Makes a relay route every post of the type through its table (`route`), or stops it
+    /// (nil). Stopping starts a new epoch of this mailroom's own, dropping what is kept: the
+    /// table's positions go on without this mailroom, so its own must not look like theirs.
+    func route(through route: Route?) {
+        let dropped = state.withLock { state -> [Entry] in
+            let wasRouted = state.route != nil
+            state.route = route
+            guard wasRouted, route == nil else { return [] }
+            state.epoch = UInt64.random(in: 1...UInt64.max)
+            return state.takeAll()
+        }
+        withExtendedLifetime(dropped) {}
+    }
+
+    /// Readies the history for `count` mails whose positions a relay's table gave, starting at
+    /// `first` in `epoch`, and returns how many of them, from the front, it already has (a row
+    /// read twice): those are neither kept nor delivered again. Another epoch (the table was made
+    /// anew) or a hole before `first` (rows deleted before this mailroom read them) drops what is
+    /// kept, so the kept sequence numbers stay without a hole and a resume from before the hole
+    /// is told exactly how many it missed. Called holding ``withOrder(_:)``.
+    func prepare(epoch: UInt64, first: UInt64, count: Int) -> Int {
+        let dropped = state.withLock { state -> (skip: Int, dropped: [Entry]) in
+            if epoch != state.epoch {
+                state.epoch = epoch
+                state.nextSequence = first
+                return (0, state.takeAll())
+            }
+            if first < state.nextSequence {
+                return (Int(clamping: min(state.nextSequence - first, UInt64(count))), [])
+            }
+            guard first > state.nextSequence else { return (0, []) }
+            state.nextSequence = first
+            return (0, state.takeAll())
+        }
+        withExtendedLifetime(dropped.dropped) {}
+        return dropped.skip
     }
 
     /// Changes the limits; what they drop is released after unlocking.
@@ -169,16 +227,20 @@ final class History<M: Mail>: Sendable {
 
     /// Appends posted mail and yields it to the subscriptions that take positions. Called by a post
     /// holding ``withOrder(_:)``, inside its delivery scope.
-    func deliver(_ mails: [M], from sender: HistorySender) -> Receipt {
+    ///
+    /// With `live` false (a relay filling the history from its table as it starts), the mail is
+    /// kept and yielded to nobody.
+    func deliver(_ mails: [M], from sender: HistorySender, live: Bool = true) -> Receipt {
         let now = ContinuousClock.now
-        let (subscribers, first, dropped) = state.withLock { state -> ([Subscriber], UInt64, [Entry]) in
+        let (subscribers, first, epoch, dropped) = state.withLock {
+            state -> ([Subscriber], UInt64, UInt64, [Entry]) in
             let first = state.nextSequence
             var dropped: [Entry] = []
             for mail in mails {
                 dropped += state.append(Entry(mail: mail, sequence: state.nextSequence, sender: sender, postedAt: now))
                 state.nextSequence += 1
             }
-            return (state.isClosed ? [] : Array(state.subscribers.values), first, dropped)
+            return (state.isClosed || !live ? [] : Array(state.subscribers.values), first, state.epoch, dropped)
         }
         var receipt = Receipt()
         for subscriber in subscribers {
@@ -186,8 +248,9 @@ final class History<M: Mail>: Sendable {
                 subscriber.continuation.finish()  // its termination handler takes it out
                 continue
             }
-            for (offset, mail) in mails.enumerated() where subscriber.hears(sender, mail) {
-                let positioned = Positioned(mail: mail, position: position(first + UInt64(offset)))
+            for (offset, mail) in mails.enumerated()
+            where first + UInt64(offset) > subscriber.heardThrough && subscriber.hears(sender, mail) {
+                let positioned = Positioned(mail: mail, position: position(first + UInt64(offset), epoch: epoch))
                 switch subscriber.continuation.yield(positioned) {
                 case .enqueued:
                     receipt.delivered += 1
@@ -242,18 +305,24 @@ final class History<M: Mail>: Sendable {
         accepts: (@Sendable (M) -> Bool)?,
         ended: (@Sendable () -> Void)?
     ) -> Result<(HistoryGap?, RegisteredStream<Positioned<M>>), PositionError> {
-        typealias Filed = (HistoryGap?, [Entry], Int?, RegisteredStream<Positioned<M>>, Subscriber)
+        typealias Filed = (HistoryGap?, [Entry], UInt64, Int?, RegisteredStream<Positioned<M>>, Subscriber)
         let filed = state.withLock { state -> (Result<Filed, PositionError>, expired: [Entry]) in
             let expired = state.expire(now: .now)
             var gap: HistoryGap?
+            var heardThrough: UInt64 = 0
             var after: UInt64 = state.nextSequence - 1  // live: nothing kept is replayed
             if let position {
-                if position.epoch != epoch {
+                if position.epoch != state.epoch {
                     gap = HistoryGap(code: .otherEpoch, missed: nil)
                 } else if position.stream != stream {
                     return (.failure(.otherMailType), expired)
                 } else if position.sequence >= state.nextSequence {
-                    return (.failure(.notYetPosted(position.sequence, newest: state.nextSequence - 1)), expired)
+                    // Routed through a relay's table, another instance may have read further:
+                    // wait for that far, within a bound, so a forged position cannot silence it.
+                    guard state.route != nil, position.sequence - state.nextSequence < History.lead else {
+                        return (.failure(.notYetPosted(position.sequence, newest: state.nextSequence - 1)), expired)
+                    }
+                    heardThrough = position.sequence
                 } else {
                     after = position.sequence
                     let first = state.firstKept
@@ -272,23 +341,26 @@ final class History<M: Mail>: Sendable {
                 continuation: continuation,
                 pin: pin,
                 accepts: accepts,
-                endSignal: buffering.endSignal
+                endSignal: buffering.endSignal,
+                heardThrough: heardThrough
             )
             let registered = RegisteredStream(stream: stream, continuation: continuation)
-            guard !state.isClosed else { return (.success((gap, replay, nil, registered, subscriber)), expired) }
+            guard !state.isClosed else {
+                return (.success((gap, replay, state.epoch, nil, registered, subscriber)), expired)
+            }
             let id = state.nextSubscriber
             state.nextSubscriber += 1
             state.subscribers[id] = subscriber
-            return (.success((gap, replay, id, registered, subscriber)), expired)
+            return (.success((gap, replay, state.epoch, id, registered, subscriber)), expired)
         }
         withExtendedLifetime(filed.expired) {}  // user values, released with no lock held
         switch filed.0 {
         case .failure(let error):
             return .failure(error)
-        case .success(let (gap, replay, id, registered, subscriber)):
+        case .success(let (gap, replay, epoch, id, registered, subscriber)):
             let continuation = registered._continuation
             for entry in replay where subscriber.hears(entry.sender, entry.mail) {
-                continuation.yield(Positioned(mail: entry.mail, position: self.position(entry.sequence)))
+                continuation.yield(Positioned(mail: entry.mail, position: self.position(entry.sequence, epoch: epoch)))
             }
             if let id {
                 let endSignal = buffering.endSignal

@@ -12,21 +12,105 @@ extension Switchboard {
     ) -> Receipt {
         let context = _instrumentation?.currentContext()
         let historySender = HistorySender(key)
-        let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) in
+        let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>)? in
+            var keeps = true
+            if let route = history.route {
+                // The relay delivers it once its table has given it a position; what it cannot
+                // carry is delivered here at once, without one (it reports why).
+                guard !self.routes(mails, from: sender, context: context, through: route) else { return nil }
+                keeps = false
+            }
             let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
             let receipt = inOrder(lanes) {
                 let delivered =
                     mails.count == 1
                     ? recipients.deliver(mails[0], from: sender, context: context)
                     : recipients.deliver(contentsOf: mails, from: sender, context: context)
-                return delivered + history.deliver(mails, from: historySender)
+                return keeps ? delivered + history.deliver(mails, from: historySender) : delivered
             }
             return (receipt, afterUnlock)
-        }
+        } ?? (Receipt(), AfterUnlock(releasing: nil))
         afterUnlock.perform()
         _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt)
         _deferred.run()
         return receipt
+    }
+
+    /// Hands a post to the relay that routes its type, holding the taps' lane so that it reaches
+    /// the relay whole, as a tapped post does. True when the relay took it.
+    func routes<M: Mail, S: Sendable>(
+        _ mails: [M],
+        from sender: S?,
+        context: PostContext?,
+        through route: History<M>.Route
+    ) -> Bool {
+        let lane = withRegistry { $0._taps._lane }
+        let posted = mails.indices.map { index in
+            PostedMail(
+                mail: mails[index],
+                mailType: M.self,
+                sender: sender,
+                isLastInPost: index == mails.endIndex - 1,
+                context: context ?? .none
+            )
+        }
+        lane.lock()
+        defer { lane.unlock() }
+        return route(posted)
+    }
+
+    /// Posts mail whose positions a relay's table gave: `first` and on, in `epoch`. What the
+    /// history already has (a row read twice) is skipped; with `live` false the mail is only
+    /// kept, for a relay filling the history as it starts.
+    func postPositioned<M: Mail, S: Hashable & Sendable>(
+        _ mails: [M],
+        from sender: S?,
+        epoch: UInt64,
+        first: UInt64,
+        live: Bool
+    ) -> Receipt {
+        if DeliveryScope.isDelivering(self) {
+            return deferPost(count: mails.count) {
+                $0.postPositioned(mails, from: sender, epoch: epoch, first: first, live: live)
+            }
+        }
+        let key = sender.map { SenderKey($0) } ?? .none
+        let history = _histories.keepingNothingUnlessKept(M.self)
+        let context = _instrumentation?.currentContext()
+        let historySender = HistorySender(key)
+        let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) in
+            let skip = history.prepare(epoch: epoch, first: first, count: mails.count)
+            let mails = Array(mails.dropFirst(skip))
+            guard !mails.isEmpty else { return (Receipt(), AfterUnlock(releasing: nil)) }
+            guard live else { return (history.deliver(mails, from: historySender, live: false), AfterUnlock(releasing: nil)) }
+            let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
+            let receipt = inOrder(lanes) {
+                DeliveryScope.delivering(self) {
+                    let delivered =
+                        mails.count == 1
+                        ? recipients.deliver(mails[0], from: sender, context: context)
+                        : recipients.deliver(contentsOf: mails, from: sender, context: context)
+                    return delivered + history.deliver(mails, from: historySender)
+                }
+            }
+            return (receipt, afterUnlock)
+        }
+        afterUnlock.perform()
+        if live { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
+        _deferred.run()
+        return receipt
+    }
+
+    /// Makes a relay route every post of `M` through its table (`route`), or stops it (nil). A
+    /// type that keeps no history gets one that keeps nothing, so that its mail has positions.
+    func route<M: Mail>(_ type: M.Type, through route: History<M>.Route?) {
+        guard !withRegistry({ $0._isClosed }) else { return }
+        _histories.keepingNothingUnlessKept(M.self).route(through: route)
+    }
+
+    /// The limits of `M`'s history, if it keeps one: what a relay fills it with as it starts.
+    func historyLimits<M: Mail>(_ type: M.Type) -> (count: Int?, maxAge: Duration?)? {
+        _histories.history(for: M.self)?.limits
     }
 
     /// Makes `M` keep history within these limits, or changes its limits.

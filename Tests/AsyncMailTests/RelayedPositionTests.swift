@@ -1,0 +1,163 @@
+import Synchronization
+import Testing
+
+@_spi(AsyncMailInternal) @testable import AsyncMail
+
+/// The posts a route took, for the relay these tests stand in for.
+private final class TakenPosts: Sendable {
+    private let posts = Mutex<[[Int]]>([])
+    let takes: Bool
+
+    init(takes: Bool = true) { self.takes = takes }
+
+    var ids: [[Int]] { posts.withLock { $0 } }
+
+    func route(_ mails: [PostedMail]) -> Bool {
+        guard takes else { return false }
+        posts.withLock { $0.append(mails.compactMap { $0.mail(as: Ping.self)?.id }) }
+        return true
+    }
+}
+
+private let tableEpoch: UInt64 = 0xfeed
+
+private func pings(_ ids: ClosedRange<Int>) -> [Ping] { ids.map { Ping(id: $0) } }
+
+private func position(_ sequence: UInt64, epoch: UInt64 = tableEpoch) -> MailPosition {
+    MailPosition(epoch: epoch, stream: History<Ping>.digest(of: Ping.self), sequence: sequence)
+}
+
+/// What a fleet-wide relay does with a mailroom's history, with no database: the table's
+/// arithmetic (rows read twice, rows deleted before they were read, a table made anew, a
+/// position another instance read first) decided in the core, where the relay hands it over.
+@Suite("Relayed positions: the table's numbers, without a database")
+struct RelayedPositionTests {
+    @Test("a routed post goes to the relay, not to subscribers; read back, it has the table's positions")
+    func routedPostsComeBackPositioned() async throws {
+        let mailroom = Mailroom()
+        let taken = TakenPosts()
+        mailroom._route(Ping.self, through: { taken.route($0) })
+        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
+        let plain = await mailroom.subscribe(to: Ping.self)
+        let receipt = await mailroom.post(contentsOf: pings(1...2))
+        #expect(receipt == Receipt(), "nobody hears it before the table gives it a position")
+        #expect(taken.ids == [[1, 2]], "one post, whole")
+
+        mailroom._postPositioned(contentsOf: pings(1...2), from: nil, epoch: tableEpoch, first: 7, live: true)
+        let heard = try await live.mail.first(2)
+        #expect(heard.map(\.position) == [position(7), position(8)])
+        #expect(try await plain.first(2).map(\.id) == [1, 2])
+    }
+
+    @Test("a row read twice is skipped; only the new part of an overlapping one is delivered")
+    func rowsReadTwiceAreSkipped() async throws {
+        let mailroom = Mailroom()
+        mailroom._route(Ping.self, through: { _ in true })
+        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
+        mailroom._postPositioned(contentsOf: pings(1...3), from: nil, epoch: tableEpoch, first: 1, live: true)
+        let again = mailroom._postPositioned(
+            contentsOf: pings(1...3),
+            from: nil,
+            epoch: tableEpoch,
+            first: 1,
+            live: true
+        )
+        #expect(again == Receipt(), "nothing delivered twice")
+        mailroom._postPositioned(contentsOf: pings(3...5), from: nil, epoch: tableEpoch, first: 3, live: true)
+        #expect(try await live.mail.first(5).map(\.mail.id) == [1, 2, 3, 4, 5])
+    }
+
+    @Test("rows deleted before they were read: a resume from before them is told exactly how many it missed")
+    func holesAreCountedExactly() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 100)
+        mailroom._route(Ping.self, through: { _ in true })
+        mailroom._postPositioned(contentsOf: pings(1...4), from: nil, epoch: tableEpoch, first: 1, live: true)
+        // Rows 5 to 9 were deleted by retention before this mailroom read them.
+        mailroom._postPositioned(contentsOf: pings(10...11), from: nil, epoch: tableEpoch, first: 10, live: true)
+        let resumed = try await mailroom.subscribe(to: Ping.self, after: position(2))
+        #expect(resumed.gap == HistoryGap(code: .expired, missed: 7), "3 and 4 were dropped with the hole; 5 to 9 gone")
+        #expect(try await resumed.mail.first(2).map(\.mail.id) == [10, 11])
+
+        // The newest rows deleted too: the table's newest position moves the history on.
+        mailroom._postPositioned(contentsOf: [Ping](), from: nil, epoch: tableEpoch, first: 21, live: true)
+        let late = try await mailroom.subscribe(to: Ping.self, after: position(11))
+        #expect(late.gap == HistoryGap(code: .expired, missed: 9), "12 to 20 are gone")
+    }
+
+    @Test("a table made anew: its epoch is adopted, and a position from the old one is a gap of unknown size")
+    func anotherEpochIsAdopted() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 100)
+        mailroom._route(Ping.self, through: { _ in true })
+        mailroom._postPositioned(contentsOf: pings(1...3), from: nil, epoch: tableEpoch, first: 1, live: true)
+        mailroom._postPositioned(contentsOf: pings(4...4), from: nil, epoch: 0xbeef, first: 1, live: true)
+        let old = try await mailroom.subscribe(to: Ping.self, after: position(2))
+        #expect(old.gap == HistoryGap(code: .otherEpoch, missed: nil))
+        let new = try await mailroom.subscribe(to: Ping.self, after: position(0, epoch: 0xbeef))
+        #expect(new.gap == nil)
+        #expect(try await new.mail.first(1).map(\.position) == [position(1, epoch: 0xbeef)])
+    }
+
+    @Test("a position another instance read first is waited for: live mail up to it is not heard twice")
+    func positionAheadIsWaitedFor() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 100)
+        mailroom._route(Ping.self, through: { _ in true })
+        mailroom._postPositioned(contentsOf: pings(1...2), from: nil, epoch: tableEpoch, first: 1, live: true)
+        let resumed = try await mailroom.subscribe(to: Ping.self, after: position(4))
+        #expect(resumed.gap == nil)
+        mailroom._postPositioned(contentsOf: pings(3...6), from: nil, epoch: tableEpoch, first: 3, live: true)
+        #expect(try await resumed.mail.first(2).map(\.mail.id) == [5, 6], "3 and 4 were heard on the other instance")
+
+        // Further ahead than a burst can be: a forged position, refused as before.
+        await #expect(throws: PositionError.self) {
+            try await mailroom.subscribe(to: Ping.self, after: position(7 + History<Ping>.lead))
+        }
+        mailroom._route(Ping.self, through: nil)
+        let unrouted = try await mailroom.subscribe(to: Ping.self, after: position(7))
+        #expect(unrouted.gap?.code == .otherEpoch, "unrouted, the table's positions are no longer this mailroom's")
+    }
+
+    @Test("mail filled in as the relay starts is kept for resumes and heard by nobody live")
+    func filledMailIsOnlyKept() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 100)
+        #expect(mailroom._historyLimits(Ping.self)?.count == 100)
+        #expect(mailroom._historyLimits(Pong.self) == nil)
+        mailroom._route(Ping.self, through: { _ in true })
+        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
+        let filled = mailroom._postPositioned(
+            contentsOf: pings(1...3),
+            from: RoomID("lobby"),
+            epoch: tableEpoch,
+            first: 1,
+            live: false
+        )
+        #expect(filled == Receipt())
+        let resumed = try await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")), after: position(1))
+        #expect(try await resumed.mail.first(2).map(\.mail.id) == [2, 3])
+        mailroom._postPositioned(contentsOf: pings(4...4), from: nil, epoch: tableEpoch, first: 4, live: true)
+        #expect(try await live.mail.first(1).map(\.mail.id) == [4], "live hears only what came after")
+    }
+
+    @Test("a post the relay cannot carry is delivered here at once, without a position; unrouted, a new epoch")
+    func refusedPostsStayLocal() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 100)
+        let refusing = TakenPosts(takes: false)
+        mailroom._route(Ping.self, through: { refusing.route($0) })
+        let plain = await mailroom.subscribe(to: Ping.self)
+        let positioned = try await mailroom.subscribe(to: Ping.self, after: nil)
+        #expect(await mailroom.post(Ping(id: 1)).delivered == 1, "the plain subscription only")
+        #expect(try await plain.first(1).map(\.id) == [1])
+
+        mailroom._postPositioned(contentsOf: pings(2...2), from: nil, epoch: tableEpoch, first: 1, live: true)
+        #expect(try await positioned.mail.first(1).map(\.position) == [position(1)])
+        mailroom._route(Ping.self, through: nil)
+        await mailroom.post(Ping(id: 3))
+        let local = try await positioned.mail.first(1)[0].position
+        #expect(local.epoch != tableEpoch, "positions of its own again, which no table position can be taken for")
+        #expect(local.sequence == 2)
+    }
+}
