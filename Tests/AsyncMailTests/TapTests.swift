@@ -104,7 +104,8 @@ struct TapTests {
         for start in stride(from: 0, to: seen.count, by: batch) {
             let run = seen[start..<(start + batch)]
             let ids = run.map { $0.mail(as: Ping.self)?.id ?? $0.mail(as: Pong.self)!.id }
-            let whole = ids == Array(ids[0]..<(ids[0] + batch))
+            let whole =
+                ids == Array(ids[0]..<(ids[0] + batch))
                 && run.map(\.isLastInPost) == Array(repeating: false, count: batch - 1) + [true]
             guard whole else {
                 Issue.record("mails of two posts interleaved at \(start): \(ids)")

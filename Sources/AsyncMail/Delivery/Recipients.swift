@@ -54,7 +54,13 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         if let _taps {
             _taps._lane.lock()
             for index in mails.indices {
-                tap(mails[index], from: sender, context: context, isLastInPost: index == mails.endIndex - 1, taps: _taps)
+                tap(
+                    mails[index],
+                    from: sender,
+                    context: context,
+                    isLastInPost: index == mails.endIndex - 1,
+                    taps: _taps
+                )
             }
             _taps._lane.unlock()
         }

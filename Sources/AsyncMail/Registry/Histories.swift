@@ -45,7 +45,11 @@ final class Histories: Sendable {
         find(M.self, orMakeWith: 0, maxAge: nil).history
     }
 
-    private func find<M: Mail>(_ type: M.Type, orMakeWith count: Int?, maxAge: Duration?) -> (history: History<M>, existed: Bool) {
+    private func find<M: Mail>(
+        _ type: M.Type,
+        orMakeWith count: Int?,
+        maxAge: Duration?
+    ) -> (history: History<M>, existed: Bool) {
         types.withLock { types -> (History<M>, Bool) in
             if let history = types.histories[ObjectIdentifier(M.self)] { return (history as! History<M>, true) }
             let epoch = types.epoch ?? UInt64.random(in: 1...UInt64.max)

@@ -12,24 +12,25 @@ extension Switchboard {
     ) -> Receipt {
         let context = _instrumentation?.currentContext()
         let historySender = HistorySender(key)
-        let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>)? in
-            var keeps = true
-            if let route = history.route {
-                // The relay delivers it once its table has given it a position; what it cannot
-                // carry is delivered here at once, without one (it reports why).
-                guard !self.routes(mails, from: sender, context: context, through: route) else { return nil }
-                keeps = false
-            }
-            let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
-            let receipt = inOrder(lanes) {
-                let delivered =
-                    mails.count == 1
-                    ? recipients.deliver(mails[0], from: sender, context: context)
-                    : recipients.deliver(contentsOf: mails, from: sender, context: context)
-                return keeps ? delivered + history.deliver(mails, from: historySender) : delivered
-            }
-            return (receipt, afterUnlock)
-        } ?? (Receipt(), AfterUnlock(releasing: nil))
+        let (receipt, afterUnlock) =
+            history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>)? in
+                var keeps = true
+                if let route = history.route {
+                    // The relay delivers it once its table has given it a position; what it cannot
+                    // carry is delivered here at once, without one (it reports why).
+                    guard !self.routes(mails, from: sender, context: context, through: route) else { return nil }
+                    keeps = false
+                }
+                let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
+                let receipt = inOrder(lanes) {
+                    let delivered =
+                        mails.count == 1
+                        ? recipients.deliver(mails[0], from: sender, context: context)
+                        : recipients.deliver(contentsOf: mails, from: sender, context: context)
+                    return keeps ? delivered + history.deliver(mails, from: historySender) : delivered
+                }
+                return (receipt, afterUnlock)
+            } ?? (Receipt(), AfterUnlock(releasing: nil))
         afterUnlock.perform()
         _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt)
         _deferred.run()
@@ -82,7 +83,9 @@ extension Switchboard {
             let skip = history.prepare(epoch: epoch, first: first, count: mails.count)
             let mails = Array(mails.dropFirst(skip))
             guard !mails.isEmpty else { return (Receipt(), AfterUnlock(releasing: nil)) }
-            guard live else { return (history.deliver(mails, from: historySender, live: false), AfterUnlock(releasing: nil)) }
+            guard live else {
+                return (history.deliver(mails, from: historySender, live: false), AfterUnlock(releasing: nil))
+            }
             let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
             let receipt = inOrder(lanes) {
                 DeliveryScope.delivering(self) {
