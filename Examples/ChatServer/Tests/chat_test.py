@@ -4,10 +4,11 @@
 
 Every scenario starts its own server on a free port, bounds every wait with a timeout that
 fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, resume
-(positions and history with ?after=), relay
-(two instances sharing rooms through PostgreSQL), hostile (hostile rows and notifications
-under two instances) and observability (metrics scraped from /metrics, and a line's trace from
-one instance's frame to the other's socket write); the last three run when PGHOST is set.
+(positions and history with ?after=), relay (two instances sharing rooms through PostgreSQL),
+hostile (hostile rows and notifications under two instances), observability (metrics scraped
+from /metrics, and a line's trace from one instance's frame to the other's socket write) and
+fleet (a client resuming on the other instance with its position); the last four run when
+PGHOST is set.
 """
 
 import asyncio
@@ -405,6 +406,58 @@ async def resume(server):
     print("resume: 3 missed lines then live, none twice; a reset of 11 past the history; a mangled position reset")
 
 
+async def fleet(server):
+    """Two instances on the relay, with fleet-wide positions (CHAT_HISTORY=60): a client reads 20
+    lines on this instance and goes; 50 more are posted, half on each instance; it comes back to
+    the other instance with its last position and gets exactly those 50, in the room's order, then
+    live lines, none twice. A client whose position is past what is kept gets the exact count."""
+
+    async def frame(client):
+        return json.loads(await asyncio.wait_for(client.recv(), timeout=30))
+
+    other = Server(**dict(RELAY_ENVIRONMENT, CHAT_HISTORY=60))
+    try:
+        here, there = await connected_pair(server, other)  # both relays listen
+        # Two plain clients in the room, one on each instance, and two with positions here.
+        # The writers never read what the room says: unbounded, so that their close is not stuck
+        # behind unread frames.
+        writers = (await connect(server.url("f"), max_queue=None), await connect(other.url("f"), max_queue=None))
+        watcher = await connect(server.url("f") + "?after=")  # the room's order, as every instance has it
+        reader = await connect(server.url("f") + "?after=")
+        await server.wait_for_subscribers(4, timeout=30)
+        await other.wait_for_subscribers(2, timeout=30)
+        for index in range(20):
+            await writers[0].send(f"read {index}")
+        read = [await frame(reader) for _ in range(20)]
+        assert [line["text"] for line in read] == [f"read {index}" for index in range(20)], read
+        await reader.close()
+
+        # Half on each instance.
+        for index in range(50):
+            await writers[index % 2].send(f"away {index}")
+        seen = [await frame(watcher) for _ in range(70)][20:]
+        assert sorted(line["text"] for line in seen) == sorted(f"away {index}" for index in range(50)), seen
+
+        back = await connect(other.url("f") + "?after=" + read[-1]["position"])
+        await other.wait_for_subscribers(3, timeout=30)  # `there`, the writer and `back`
+        await writers[0].send("live")
+        caught_up = [await frame(back) for _ in range(51)]
+        assert "reset" not in caught_up[0], caught_up[0]
+        assert caught_up[:50] == seen, "exactly the 50 missed lines, with the same positions, in the room's order"
+        assert caught_up[50]["text"] == "live", caught_up[50]
+
+        # 71 lines so far; the other instance keeps the newest 60: 10 after the first are gone.
+        late = await connect(other.url("f") + "?after=" + read[0]["position"])
+        assert await frame(late) == {"reset": {"missed": 10}}, "the exact count of lines 2 to 11"
+        kept = [await frame(late) for _ in range(60)]
+        assert kept[-51:] == caught_up, "then what is kept, ending with the same lines"
+        for client in (here, there, watcher, back, late, *writers):
+            await client.close()
+        print("fleet: 50 lines missed on one instance, resumed on the other exactly, then live; a reset of 10")
+    finally:
+        other.stop()
+
+
 def metric(samples, name, **labels):
     """The value of one series; 0 when it was never reported."""
     wanted = frozenset(labels.items())
@@ -515,12 +568,13 @@ SCENARIOS = {
     "relay": (relay, RELAY_ENVIRONMENT),  # needs PostgreSQL: PGHOST and friends
     "hostile": (hostile, RELAY_ENVIRONMENT),  # needs PostgreSQL and psql
     "observability": (observability, dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory")),  # needs PostgreSQL
+    "fleet": (fleet, dict(RELAY_ENVIRONMENT, CHAT_HISTORY=60)),  # needs PostgreSQL
 }
 
 
 def main():
     chosen = sys.argv[2:] or [
-        name for name in SCENARIOS if name not in ("relay", "hostile", "observability") or "PGHOST" in os.environ
+        name for name in SCENARIOS if name not in ("relay", "hostile", "observability", "fleet") or "PGHOST" in os.environ
     ]
     failed = []
     for name in chosen:

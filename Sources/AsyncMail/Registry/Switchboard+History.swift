@@ -12,13 +12,15 @@ extension Switchboard {
     ) -> Receipt {
         let context = _instrumentation?.currentContext()
         let historySender = HistorySender(key)
+        var routed = false
         let (receipt, afterUnlock) =
             history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>)? in
                 var keeps = true
                 if let route = history.route {
                     // The relay delivers it once its table has given it a position; what it cannot
                     // carry is delivered here at once, without one (it reports why).
-                    guard !self.routes(mails, from: sender, context: context, through: route) else { return nil }
+                    routed = self.routes(mails, from: sender, context: context, through: route)
+                    guard !routed else { return nil }
                     keeps = false
                 }
                 let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
@@ -32,7 +34,8 @@ extension Switchboard {
                 return (receipt, afterUnlock)
             } ?? (Receipt(), AfterUnlock(releasing: nil))
         afterUnlock.perform()
-        _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt)
+        // A post the relay took is counted once, when the relay delivers it.
+        if !routed { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
         _deferred.run()
         return receipt
     }

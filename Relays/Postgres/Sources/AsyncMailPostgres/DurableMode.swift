@@ -17,6 +17,10 @@ final class DurableMode: Sendable {
         var cursor: Int64 = 0
         /// The number of this origin's last mail.
         var lastNumber = 0
+        /// The channel's number of the last mail read, where rows carry one: a row numbered
+        /// past it, or a channel counter past it when the relay comes back, means rows deleted
+        /// by the retention before they were read.
+        var channelRead: Int64 = 0
     }
 
     private let state = Mutex(State())
@@ -24,32 +28,70 @@ final class DurableMode: Sendable {
     /// One batch of posts, numbered and encoded, ready to insert (again, after a failure).
     struct Batch: Sendable {
         let rows: [String]
+        /// Per row: the wire name of a type with fleet-wide positions, else empty (postgres-nio
+        /// binds no array of optionals).
+        let streams: [String]
+        /// Per row: how many mails it holds, and this origin's number of its last.
+        let counts: [Int64]
+        let lastNumbers: [Int64]
         let mails: Int
+    }
+
+    /// One row read from the table, not yet trusted: every number in it comes from the database.
+    struct Row: Sendable {
+        let id: Int64
+        let bytes: Int
+        /// Nil when it is larger than the limit, and was not transferred.
+        let payload: String?
+        /// The channel's number of its first mail, and how many it holds (a row written before
+        /// the table had numbers has neither).
+        let channelFirst: Int64?
+        let mails: Int64?
+        /// For a type with fleet-wide positions: its wire name, and the positions of its mails.
+        let stream: String?
+        let streamEpoch: Int64?
+        let streamFirst: Int64?
+    }
+
+    /// One counter of the channel: `stream` empty for the whole channel, else a type's wire name.
+    struct Counter: Sendable, Equatable {
+        let stream: String
+        let last: Int64
+        let epoch: Int64
     }
 
     init(table: RelayTable) {
         self.table = table
     }
 
-    /// Starts reading after `id`.
-    func startReading(after id: Int64) {
-        state.withLock { $0.cursor = id }
+    /// Starts reading after `id`, the channel's numbers after `channelLast`.
+    func startReading(after id: Int64, channelLast: Int64) {
+        state.withLock { ($0.cursor, $0.channelRead) = (id, channelLast) }
     }
 
     /// Numbers the posts among `items` for `origin`, once: one signed row per post.
-    func batch(of items: [OutboundQueue.Item], origin: String, signer: PayloadSigner?) -> Batch {
+    /// `isFleetWide` says which wire names take the table's positions.
+    func batch(
+        of items: [OutboundQueue.Item],
+        origin: String,
+        signer: PayloadSigner?,
+        isFleetWide: (String) -> Bool = { _ in false }
+    ) -> Batch {
         let mails = OutboundQueue.mailCount(of: items)
         var last = state.withLock { state in
             defer { state.lastNumber += mails }
             return state.lastNumber
         }
-        var rows: [String] = []
+        var (rows, streams, counts, lastNumbers) = ([String](), [String](), [Int64](), [Int64]())
         for case .post(let post) in items {
             let payload = post.payload(origin: origin, firstNumber: last + 1)
             rows.append(signer?.sign(payload) ?? payload)
+            streams.append(isFleetWide(post.type) ? post.type : "")
             last += post.mails.count
+            counts.append(Int64(post.mails.count))
+            lastNumbers.append(Int64(last))
         }
-        return Batch(rows: rows, mails: mails)
+        return Batch(rows: rows, streams: streams, counts: counts, lastNumbers: lastNumbers, mails: mails)
     }
 
     /// Inserts every row of `batch` in one statement, which first takes the channel's advisory
@@ -58,51 +100,208 @@ final class DurableMode: Sendable {
     ///
     /// One statement is one round trip and its own transaction: every row is joined with the
     /// lock's one row, so the lock is held before the first id is drawn, and until commit, when
-    /// the wake-up `NOTIFY` is delivered.
-    func insert(_ batch: Batch, on connection: PostgresConnection) async throws {
+    /// the wake-up `NOTIFY` is delivered. Under the lock the statement also numbers the mails,
+    /// per channel and per fleet-wide stream, from the counters table, so that the numbers
+    /// follow the ids with no hole; and it skips rows whose origin numbers the origin's counter
+    /// has passed, so that a batch published again after a lost answer is not written twice.
+    ///
+    /// A retry takes the lock in a statement of its own first: a statement's snapshot is taken
+    /// before it waits for the lock, so only then does it see an attempt that committed meanwhile.
+    func insert(_ batch: Batch, origin: String, isRetry: Bool, on connection: PostgresConnection) async throws {
         guard !batch.rows.isEmpty else { return }  // only flushes: nothing to write
-        try await connection.query(
-            """
+        let counters = RelayTable.counters
+        let insert: PostgresQuery = """
             WITH locked AS (SELECT pg_advisory_xact_lock(hashtext(\(table.channel)))),
+            prior AS (
+                SELECT coalesce((
+                    SELECT last FROM \(unescaped: counters)
+                    WHERE relay_table = \(table.name) AND channel = \(table.channel) AND stream = \("@" + origin)
+                ), 0) AS last FROM locked
+            ),
+            posts AS (
+                SELECT p.payload, nullif(p.stream, '') AS stream, p.mails, p.number, p.ord,
+                    (sum(p.mails) OVER (ORDER BY p.ord))::bigint AS channel_through,
+                    (sum(p.mails) OVER (PARTITION BY nullif(p.stream, '') ORDER BY p.ord))::bigint AS stream_through
+                FROM prior, unnest(\(batch.rows)::text[], \(batch.streams)::text[], \(batch.counts)::bigint[],
+                    \(batch.lastNumbers)::bigint[]) WITH ORDINALITY AS p(payload, stream, mails, number, ord)
+                WHERE p.number > prior.last
+            ),
+            totals AS (
+                SELECT '' AS stream, sum(mails)::bigint AS mails FROM posts HAVING count(*) > 0
+                UNION ALL
+                SELECT stream, sum(mails)::bigint FROM posts WHERE stream IS NOT NULL GROUP BY stream
+            ),
+            counted AS (
+                INSERT INTO \(unescaped: counters) AS c (relay_table, channel, stream, last, epoch)
+                SELECT \(table.name), \(table.channel), totals.stream, totals.mails,
+                    1 + floor(random() * 9.2e18)::bigint
+                FROM totals
+                ON CONFLICT (relay_table, channel, stream) DO UPDATE SET last = c.last + excluded.last, touched = now()
+                RETURNING c.stream, c.last, c.epoch
+            ),
+            numbered AS (
+                INSERT INTO \(unescaped: counters) AS c (relay_table, channel, stream, last, epoch)
+                SELECT \(table.name), \(table.channel), \("@" + origin), max(number), 0 FROM posts HAVING count(*) > 0
+                ON CONFLICT (relay_table, channel, stream) DO UPDATE SET last = excluded.last, touched = now()
+            ),
             inserted AS (
-                INSERT INTO \(unescaped: table.name) (channel, payload)
-                SELECT \(table.channel), posts.payload
-                FROM locked, unnest(\(batch.rows)::text[]) WITH ORDINALITY AS posts(payload, position)
-                ORDER BY posts.position
+                INSERT INTO \(unescaped: table.name)
+                    (channel, payload, channel_first, mails, stream, stream_epoch, stream_first)
+                SELECT \(table.channel), posts.payload,
+                    whole.last - whole_total.mails + posts.channel_through - posts.mails + 1, posts.mails,
+                    posts.stream, own.epoch, own.last - own_total.mails + posts.stream_through - posts.mails + 1
+                FROM posts
+                JOIN counted whole ON whole.stream = ''
+                JOIN totals whole_total ON whole_total.stream = ''
+                LEFT JOIN counted own ON own.stream = posts.stream
+                LEFT JOIN totals own_total ON own_total.stream = posts.stream
+                ORDER BY posts.ord
             )
             SELECT pg_notify(\(table.channel), '')
-            """,
-            logger: table.logger
-        )
+            """
+        // The rows are read to the end: `query` returns once the statement is described, before
+        // it has run, so an error after that (the server shutting down while the statement waits
+        // for the lock) would otherwise pass for success, and the batch be lost.
+        guard isRetry else {
+            for try await _ in try await connection.query(insert, logger: table.logger) {}
+            return
+        }
+        try await connection.withTransaction(logger: table.logger) { connection in
+            let lock: PostgresQuery = "SELECT pg_advisory_xact_lock(hashtext(\(table.channel)))"
+            for try await _ in try await connection.query(lock, logger: table.logger) {}
+            for try await _ in try await connection.query(insert, logger: table.logger) {}
+        }
     }
 
-    /// Reads every row past the cursor, in id order, a page at a time, handing each payload to
+    /// Reads every row past the cursor, in id order, a page at a time, handing each to
     /// `deliver`. A row larger than `maximumBytes` is not transferred: `reject` gets its id and
-    /// size. The cursor passes each row once it has been handled.
+    /// size. The cursor passes each row once it has been handled. A row numbered past the
+    /// channel's last number read means rows deleted before they were read: `expired` gets how
+    /// many mails, exactly.
     func catchUp(
         on connection: PostgresConnection,
         maximumBytes: Int,
-        deliver: (String) async throws -> Void,
-        reject: (_ row: Int64, _ bytes: Int) -> Void
+        deliver: (Row) async throws -> Void,
+        reject: (_ row: Int64, _ bytes: Int) -> Void,
+        expired: (_ mails: Int) -> Void
     ) async throws {
         let page = 500
         while true {
             let cursor = state.withLock { $0.cursor }
             let rows = try await connection.query(
                 """
-                SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END
+                SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END,
+                    channel_first, mails, stream, stream_epoch, stream_first
                 FROM \(unescaped: table.name)
                 WHERE channel = \(table.channel) AND id > \(cursor) ORDER BY id LIMIT \(page)
                 """,
                 logger: table.logger
             )
             var read = 0
-            for try await (id, bytes, payload) in rows.decode((Int64, Int, String?).self) {
+            for try await (id, bytes, payload, channelFirst, mails, stream, streamEpoch, streamFirst) in rows.decode(
+                (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?).self
+            ) {
                 read += 1
-                if let payload { try await deliver(payload) } else { reject(id, bytes) }
+                let row = Row(
+                    id: id,
+                    bytes: bytes,
+                    payload: payload,
+                    channelFirst: channelFirst,
+                    mails: mails,
+                    stream: stream,
+                    streamEpoch: streamEpoch,
+                    streamFirst: streamFirst
+                )
+                let missed = passChannelNumbers(of: row)
+                if missed > 0 { expired(missed) }
+                if row.payload != nil { try await deliver(row) } else { reject(id, bytes) }
                 state.withLock { $0.cursor = id }
             }
             if read < page { return }
         }
+    }
+
+    /// Moves the channel's last number read past `row`'s mails, and returns how many were
+    /// skipped. A row without numbers, or with numbers no relay writes, moves nothing.
+    private func passChannelNumbers(of row: Row) -> Int {
+        guard let first = row.channelFirst, let mails = row.mails, first >= 1, mails >= 1,
+            mails <= Int64(WireLimits.maximumNumber), first <= Int64.max - mails
+        else { return 0 }
+        return state.withLock { state in
+            // Below what was read: the counters were made anew (the channel starts again).
+            let missed = first > state.channelRead ? first - state.channelRead - 1 : 0
+            state.channelRead = first + mails - 1
+            return Int(clamping: missed)
+        }
+    }
+
+    /// The channel's counters: the whole channel's and each fleet-wide stream's.
+    func counters(on connection: PostgresConnection) async throws -> [Counter] {
+        let rows = try await connection.query(
+            """
+            SELECT stream, last, epoch FROM \(unescaped: RelayTable.counters)
+            WHERE relay_table = \(table.name) AND channel = \(table.channel) AND stream NOT LIKE '@%'
+            """,
+            logger: table.logger
+        )
+        var counters: [Counter] = []
+        for try await (stream, last, epoch) in rows.decode((String, Int64, Int64).self) {
+            counters.append(Counter(stream: stream, last: last, epoch: epoch))
+        }
+        return counters
+    }
+
+    /// After catching up on coming back: how many of the channel's mails up to `counters` (read
+    /// before the catch-up) were deleted before this relay read them, which no later row can say
+    /// when none was posted since.
+    func settle(_ counters: [Counter]) -> Int {
+        guard let channel = counters.first(where: { $0.stream.isEmpty }), channel.last >= 0 else { return 0 }
+        return state.withLock { state in
+            guard channel.last > state.channelRead else { return 0 }
+            defer { state.channelRead = channel.last }
+            return Int(clamping: channel.last - state.channelRead)
+        }
+    }
+
+    /// The newest rows of a fleet-wide stream up to `newest`: the newest `count` of them, or
+    /// those younger than `maxAge`, oldest first; what a relay fills a history with as it starts.
+    func newestRows(
+        of stream: String,
+        through newest: Int64,
+        count: Int?,
+        maxAge: Duration?,
+        maximumBytes: Int,
+        on connection: PostgresConnection
+    ) async throws -> [Row] {
+        let seconds = maxAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18 }
+        let rows = try await connection.query(
+            """
+            SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END,
+                channel_first, mails, stream, stream_epoch, stream_first
+            FROM \(unescaped: table.name)
+            WHERE channel = \(table.channel) AND stream = \(stream) AND id <= \(newest)
+                AND (\(seconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(seconds)::float8))
+            ORDER BY id DESC LIMIT \(count.map(Int64.init))
+            """,
+            logger: table.logger
+        )
+        var found: [Row] = []
+        for try await (id, bytes, payload, channelFirst, mails, stream, streamEpoch, streamFirst) in rows.decode(
+            (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?).self
+        ) {
+            found.append(
+                Row(
+                    id: id,
+                    bytes: bytes,
+                    payload: payload,
+                    channelFirst: channelFirst,
+                    mails: mails,
+                    stream: stream,
+                    streamEpoch: streamEpoch,
+                    streamFirst: streamFirst
+                )
+            )
+        }
+        return found.reversed()
     }
 }

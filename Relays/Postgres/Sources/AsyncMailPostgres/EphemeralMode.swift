@@ -85,13 +85,14 @@ final class EphemeralMode: Sendable {
                 post.spillNotice(origin: origin, firstNumber: firstNumber, row: rows[row])
             }
         }
-        try await connection.query(
+        // Read to the end, so that a failure after the statement was described is not success.
+        for try await _ in try await connection.query(
             """
             SELECT pg_notify(\(table.channel), notice)
             FROM unnest(\(texts)::text[]) WITH ORDINALITY AS notices(notice, position) ORDER BY position
             """,
             logger: table.logger
-        )
+        ) {}
         return sent
     }
 

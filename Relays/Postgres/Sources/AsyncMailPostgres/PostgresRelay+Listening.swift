@@ -62,7 +62,7 @@ extension PostgresRelay {
         case .durable(let durable):
             // LISTEN is in place: whatever is committed from here on is announced, so catching up
             // now leaves no window in which a row could be missed.
-            try await catchUp(durable, on: connection)
+            try await catchUp(durable, on: connection, comingBack: true)
             report(.listening) { _ in }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -125,21 +125,41 @@ extension PostgresRelay {
     }
 
     /// Durable mode: delivers every row past the cursor, in id order. A row larger than the post
-    /// limit is not transferred: it is rejected by its size.
-    private func catchUp(_ durable: DurableMode, on connection: PostgresConnection) async throws {
+    /// limit is not transferred: it is rejected by its size. On `comingBack` (the first catch-up
+    /// of a connection) the channel's counters, read first, say what the retention deleted after
+    /// the last row read, which no later row can say when nobody has posted since.
+    private func catchUp(
+        _ durable: DurableMode,
+        on connection: PostgresConnection,
+        comingBack: Bool = false
+    )
+        async throws
+    {
         let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
-        try await durable.catchUp(on: connection, maximumBytes: limit) { payload in
+        let counters = comingBack ? try await durable.counters(on: connection) : nil
+        try await durable.catchUp(on: connection, maximumBytes: limit) { row in
             // Durable mode rejects spill notices, so no row is ever read for one.
-            try await perform(receiver.receive(payload)) { _ in nil }
+            if let payload = row.payload { try await receive(row, payload: payload) }
         } reject: { row, bytes in
             report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(limit)")) { $0.rejected += 1 }
+        } expired: { mails in
+            report(.expired(mails: mails)) { $0.missing.addSaturating(mails) }
+        }
+        if let counters {
+            let missed = durable.settle(counters)
+            if missed > 0 { report(.expired(mails: missed)) { $0.missing.addSaturating(missed) } }
+            moveOn(to: counters)
         }
     }
 
     /// Does what the receiver decided: reports its notes, reads a spilled row with `readRow` and
     /// decides again, or delivers.
+    ///
+    /// With `positions`, a durable row's of a fleet-wide type, the post is delivered with them;
+    /// with their `live` false it is only kept in the type's history.
     func perform(
         _ action: InboundReceiver.Action,
+        positions: (epoch: UInt64, first: UInt64, live: Bool)? = nil,
         readRow: (InboundReceiver.SpillNotice) async throws -> String?
     ) async throws {
         switch action {
@@ -157,15 +177,26 @@ extension PostgresRelay {
             try await perform(receiver.receiveSpilled(row, for: notice), readRow: readRow)
         case .deliver(let post, let sender, let notes):
             for note in notes { report(note) }
-            // Counted first, so that whoever sees the mail sees it counted.
-            count { $0.received.addSaturating(post.count) }
+            if let positions, !positions.live {
+                _ = post.postPositioned(mailroom, sender, positions.epoch, positions.first, false)
+                return
+            }
+            // Counted first, so that whoever sees the mail sees it counted; this relay's own
+            // mail, read back to be delivered here, was not received from anyone.
+            if !post.isOwn { count { $0.received.addSaturating(post.count) } }
             let relayID = ObjectIdentifier(self)
             await RelayTracing.receiving(post, channel: configuration.channel.name) {
                 await RelayInbound.$relay.withValue(relayID) {
-                    _ = await post.post(mailroom, sender)
+                    if let positions {
+                        _ = post.postPositioned(mailroom, sender, positions.epoch, positions.first, true)
+                    } else {
+                        _ = await post.post(mailroom, sender)
+                    }
                 }
             }
-            if let sentAt = post.sentAt { metrics.receivedAfter(milliseconds: OutboundPost.now() - sentAt) }
+            if let sentAt = post.sentAt, !post.isOwn {
+                metrics.receivedAfter(milliseconds: OutboundPost.now() - sentAt)
+            }
         }
     }
 

@@ -28,10 +28,18 @@ extension PostgresRelay {
                     let open = connection!
                     switch mode {
                     case .durable(let durable):
-                        let batch = durableBatch ?? durable.batch(of: unsent, origin: origin, signer: signer)
+                        let isRetry = durableBatch != nil
+                        let batch =
+                            durableBatch
+                            ?? durable.batch(of: unsent, origin: origin, signer: signer) { [registry] name in
+                                registry.mailCodec(named: name)?.isFleetWide ?? false
+                            }
                         durableBatch = batch
+                        let origin = origin
                         try await RelayTracing.publishing(posts, channel: channel) {
-                            try await statement(on: open) { try await durable.insert(batch, on: open) }
+                            try await statement(on: open) {
+                                try await durable.insert(batch, origin: origin, isRetry: isRetry, on: open)
+                            }
                         }
                         count { $0.published += batch.mails }
                     case .ephemeral(let ephemeral):

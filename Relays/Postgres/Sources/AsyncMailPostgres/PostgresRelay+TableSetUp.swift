@@ -20,17 +20,21 @@ extension PostgresRelay {
             }
             do {
                 // Bounded: a call in flight when the server drops the connection can hang.
-                let newest = try await withDeadline(
+                try await withDeadline(
                     callDeadline,
                     for: "the table set-up",
                     closing: connection,
                     marking: Unanswered()
-                ) { [table] in
-                    try await table.setUp(on: connection)
+                ) { [table, mode] in
+                    let start = try await table.setUp(on: connection)
+                    guard case .durable(let durable) = mode else { return }
+                    // A new relay hears only what is posted from now on; its fleet-wide
+                    // histories start with what the table kept.
+                    let channelLast = start.counters.first { $0.stream.isEmpty }?.last ?? 0
+                    durable.startReading(after: start.newest, channelLast: channelLast)
+                    try await self.fillHistories(from: start, with: durable, on: connection)
                 }
                 await close(connection)
-                // A new relay hears only what is posted from now on.
-                if case .durable(let durable) = mode { durable.startReading(after: newest) }
                 return
             } catch {
                 await close(connection)

@@ -79,6 +79,8 @@ public final class PostgresRelay: Service, Sendable {
         var listeners: [UInt64: AsyncStream<RelayEvent>.Continuation] = [:]
         var nextListener: UInt64 = 0
         var logThrottle = LogThrottle()
+        /// Set by ``run()``: from then on no type can be given fleet-wide positions.
+        var hasStarted = false
     }
 
     /// A relay for `mailroom`; nothing connects until ``run()``.
@@ -144,11 +146,13 @@ public final class PostgresRelay: Service, Sendable {
         do { try registry.register(sender: S.self, as: name) } catch { throw Self.configurationError(error) }
     }
 
-    private static func configurationError(_ error: WireRegistry.RegistrationError) -> RelayConfigurationError {
+    static func configurationError(_ error: WireRegistry.RegistrationError) -> RelayConfigurationError {
         switch error {
         case .invalidName(let name): .invalidWireName(name)
         case .wireNameTaken(let name, let type): .wireNameTaken(name, by: type)
         case .typeAlreadyRegistered(let type, let name): .typeAlreadyRegistered(type, as: name)
+        case .positionsDiffer(let name):
+            .positionsUnavailable(name, reason: "it was registered before with the other positions; register it once")
         }
     }
 
@@ -171,36 +175,53 @@ public final class PostgresRelay: Service, Sendable {
     public func run() async throws {
         let relayID = ObjectIdentifier(self)
         let (registry, gate) = (self.registry, self.gate)
+        state.withLock { $0.hasStarted = true }
+        // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
+        // types with fleet-wide positions, which the mailroom routes here instead of delivering.
+        // Bounded by the gate, which admits a post only while the backlog allows.
+        let (posts, postsContinuation) = AsyncStream.makeStream(of: PostedMail.self)
         // Mail this relay posts into the mailroom carries its mark, so it is never sent back out;
         // mail that can never travel is never buffered. The filter runs at post time, in the one
-        // order, so the gate counts exactly what the tap will hand over.
+        // order, so the gate counts exactly what the forwarding loop will take.
         let tap = await mailroom.tap(where: { posted in
             guard RelayInbound.relay != relayID, registry.canRelay(posted) else { return false }
-            return gate.admit(endingPost: posted.isLastInPost)
+            if gate.admit(endingPost: posted.isLastInPost) { postsContinuation.yield(posted) }
+            return false  // the tap only keeps the filter registered, and ends with the mailroom
         })
         gate.open()
+        startRouting(into: postsContinuation)
         defer {
+            stopRouting()
             for ticket in gate.close() { ticket.resolve(.notRunning) }
             queue.close()
             queue.abandon()
+            postsContinuation.finish()
             finishEvents()
         }
-        try await withThrowingTaskGroup(of: Void.self) { forwarding in
-            // From the first post, so that the outbound bound holds while the table is prepared.
-            forwarding.addTask { await self.forward(tap) }
-            try await prepareTable()
-            await withTaskGroup(of: Void.self) { listening in
-                listening.addTask { await self.listen() }
-                await withTaskGroup(of: Void.self) { outbound in
-                    outbound.addTask { await self.publish() }
-                    if case .ephemeral = mode { outbound.addTask { await self.beat() } }
-                    // Until shutdown; then what was posted before it still goes out, and no more.
-                    try? await gracefulShutdown()
-                    if gate.beginShutdown() { forwarding.cancelAll() }  // all forwarded already
-                    _ = try? await forwarding.next()
-                    queue.close()
+        try await withThrowingTaskGroup(of: Void.self) { watching in
+            // The mailroom closed: nothing more will be posted.
+            watching.addTask {
+                for await _ in tap {}
+                postsContinuation.finish()
+            }
+            defer { watching.cancelAll() }
+            try await withThrowingTaskGroup(of: Void.self) { forwarding in
+                // From the first post, so that the outbound bound holds while the table is prepared.
+                forwarding.addTask { await self.forward(posts) }
+                try await prepareTable()
+                await withTaskGroup(of: Void.self) { listening in
+                    listening.addTask { await self.listen() }
+                    await withTaskGroup(of: Void.self) { outbound in
+                        outbound.addTask { await self.publish() }
+                        if case .ephemeral = mode { outbound.addTask { await self.beat() } }
+                        // Until shutdown; then what was posted before it still goes out, and no more.
+                        try? await gracefulShutdown()
+                        if gate.beginShutdown() { forwarding.cancelAll() }  // all forwarded already
+                        _ = try? await forwarding.next()
+                        queue.close()
+                    }
+                    listening.cancelAll()  // everything queued is out: stop listening
                 }
-                listening.cancelAll()  // everything queued is out: stop listening
             }
         }
     }

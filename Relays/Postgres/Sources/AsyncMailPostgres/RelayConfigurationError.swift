@@ -8,7 +8,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Base: Sendable, Hashable {
             case invalidChannelName, invalidWireName, wireNameTaken, typeAlreadyRegistered, invalidTableName
-            case keyTooShort, invalidEnvironmentVariable
+            case keyTooShort, invalidEnvironmentVariable, positionsUnavailable
         }
 
         let base: Base
@@ -30,6 +30,9 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         /// The environment variable ``RelayConfigurationError/name`` holds
         /// ``RelayConfigurationError/value``, which cannot be used.
         public static let invalidEnvironmentVariable = Code(base: .invalidEnvironmentVariable)
+        /// Fleet-wide positions cannot be given to the type ``RelayConfigurationError/name`` as
+        /// asked (``RelayConfigurationError/reason``).
+        public static let positionsUnavailable = Code(base: .positionsUnavailable)
 
         public var description: String {
             switch base {
@@ -40,6 +43,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
             case .invalidTableName: "invalidTableName"
             case .keyTooShort: "keyTooShort"
             case .invalidEnvironmentVariable: "invalidEnvironmentVariable"
+            case .positionsUnavailable: "positionsUnavailable"
             }
         }
     }
@@ -110,6 +114,13 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         RelayConfigurationError(.invalidEnvironmentVariable, name: name, value: value)
     }
 
+    /// Fleet-wide positions asked of a type where they cannot be had: in the ephemeral mode,
+    /// which keeps no table order; for a type registered before with the other kind; or once the
+    /// relay runs.
+    public static func positionsUnavailable(_ type: String, reason: String) -> RelayConfigurationError {
+        RelayConfigurationError(.positionsUnavailable, name: type, reason: reason)
+    }
+
     /// What cannot be used, and what to use instead.
     public var description: String {
         let name = name ?? ""
@@ -126,6 +137,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         case .keyTooShort: "an authentication key of \(bytes ?? 0) bytes: use at least 32 random bytes"
         case .invalidEnvironmentVariable:
             "\(name)=\"\(value ?? "")\" cannot be used: fix or unset it (see PostgresRelay.connectionFromEnvironment)"
+        case .positionsUnavailable: "\(name) cannot have fleet-wide positions: \(reason ?? "")"
         }
     }
 }

@@ -16,7 +16,8 @@ public struct RelayCounters: Sendable, Hashable {
     /// again when the answer to its commit was lost; in ephemeral mode only a replayed
     /// notification repeats.
     public var duplicates = 0
-    /// Mails known to be lost from their origins' numbering (``RelayEvent/gap(origin:missing:)``).
+    /// Mails known to be lost: from their origins' numbering (``RelayEvent/gap(origin:missing:)``),
+    /// or in durable mode from the channel's (``RelayEvent/expired(mails:)``).
     public var missing = 0
     /// Publish attempts that failed.
     public var publishFailures = 0

@@ -19,7 +19,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Base: Sendable, Hashable {
             case listening, disconnected, gap, publishFailed, oversize, unknownType, decodeFailed, queueOverflow
-            case rejected
+            case rejected, expired
         }
 
         let base: Base
@@ -42,6 +42,9 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         public static let queueOverflow = Code(base: .queueOverflow)
         /// A received payload was not one a relay sends, and was dropped (``RelayEvent/reason``).
         public static let rejected = Code(base: .rejected)
+        /// Durable mode: ``RelayEvent/mails`` mails were deleted by the retention before this
+        /// relay read them.
+        public static let expired = Code(base: .expired)
 
         public var description: String {
             switch base {
@@ -54,6 +57,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
             case .decodeFailed: "decodeFailed"
             case .queueOverflow: "queueOverflow"
             case .rejected: "rejected"
+            case .expired: "expired"
             }
         }
     }
@@ -145,6 +149,13 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         RelayEvent(.rejected, reason: reason)
     }
 
+    /// Durable mode: exactly `mails` mails were deleted by the retention before this relay read
+    /// them, known from the channel's numbering the moment the relay reads past them or comes
+    /// back, whether or not their senders post again. Counted in ``RelayCounters/missing``.
+    public static func expired(mails: Int) -> RelayEvent {
+        RelayEvent(.expired, mails: mails)
+    }
+
     /// What happened, and what the relay does about it or what an operator can.
     public var description: String {
         let reason = reason ?? ""
@@ -162,6 +173,9 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         case .queueOverflow:
             "outbound queue full: \(posts ?? 0) posts not relayed; the database is slower than the posts"
         case .rejected: "rejected a received payload: \(reason)"
+        case .expired:
+            "expired: \(mails ?? 0) mails were deleted by the retention before this relay read them; "
+                + "raise the retention or keep the relay connected"
         }
     }
 }

@@ -11,45 +11,120 @@ struct RelayTable: Sendable {
     let channel: String
     let logger: Logger
 
-    /// Creates the table and its index when missing, prefers lz4 for its payloads, and returns
-    /// the channel's newest row id (0 for none), where a new reader starts.
-    func setUp(on connection: PostgresConnection) async throws -> Int64 {
+    /// The table of counters every relay table shares: per table and channel, the channel's last
+    /// mail number (stream ''), each fleet-wide stream's (its wire name), and each origin's last
+    /// written number (`@` and the origin), with the epoch a stream's positions carry.
+    static let counters = "asyncmail_relay_counters"
+
+    /// Where a new reader starts: the channel's newest row id (0 for none), and the channel's
+    /// counters as they were with that row, read in one snapshot.
+    struct Start: Sendable {
+        let newest: Int64
+        let counters: [DurableMode.Counter]
+    }
+
+    /// Creates the table, its indexes and the counters table when missing, adds the numbering
+    /// columns to a table made by an earlier version, prefers lz4 for its payloads, and returns
+    /// where a new reader starts.
+    func setUp(on connection: PostgresConnection) async throws -> Start {
         try await connection.withTransaction(logger: logger) { connection in
             // Two relays creating the table at once would collide on its type's name.
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
                 logger: logger
             )
-            // `CREATE … IF NOT EXISTS` needs the right to create even when the table
-            // exists, so a role given a table made beforehand would be refused.
-            var exists = false
-            let found = try await connection.query("SELECT to_regclass(\(name)) IS NOT NULL", logger: logger)
-            for try await value in found.decode(Bool.self) { exists = value }
-            guard !exists else { return }
-            try await connection.query(
+            // `CREATE … IF NOT EXISTS` needs the right to create even when the table exists:
+            // each step only where something is missing, so that a role given the tables made
+            // beforehand needs no right to create or alter them.
+            var (exists, numbered, counted) = (false, false, false)
+            let found = try await connection.query(
                 """
-                CREATE TABLE IF NOT EXISTS \(unescaped: name) (
-                    id bigserial PRIMARY KEY,
-                    channel text NOT NULL,
-                    created_at timestamptz NOT NULL DEFAULT now(),
-                    payload text NOT NULL
-                )
+                SELECT to_regclass(\(name)) IS NOT NULL,
+                    EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(\(name)) AND attname = 'stream_first'),
+                    to_regclass(\(Self.counters)) IS NOT NULL
                 """,
                 logger: logger
             )
-            try await connection.query(
-                "CREATE INDEX IF NOT EXISTS \(unescaped: name)_channel_id ON \(unescaped: name) (channel, id)",
-                logger: logger
-            )
+            for try await values in found.decode((Bool, Bool, Bool).self) { (exists, numbered, counted) = values }
+            if !counted {
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: Self.counters) (
+                        relay_table text NOT NULL,
+                        channel text NOT NULL,
+                        stream text NOT NULL,
+                        last bigint NOT NULL,
+                        epoch bigint NOT NULL,
+                        touched timestamptz NOT NULL DEFAULT now(),
+                        PRIMARY KEY (relay_table, channel, stream)
+                    )
+                    """,
+                    logger: logger
+                )
+            }
+            if exists, !numbered {
+                try await connection.query(
+                    """
+                    ALTER TABLE \(unescaped: name) ADD COLUMN IF NOT EXISTS channel_first bigint,
+                        ADD COLUMN IF NOT EXISTS mails bigint, ADD COLUMN IF NOT EXISTS stream text,
+                        ADD COLUMN IF NOT EXISTS stream_epoch bigint, ADD COLUMN IF NOT EXISTS stream_first bigint
+                    """,
+                    logger: logger
+                )
+            }
+            if !exists {
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: name) (
+                        id bigserial PRIMARY KEY,
+                        channel text NOT NULL,
+                        created_at timestamptz NOT NULL DEFAULT now(),
+                        payload text NOT NULL,
+                        channel_first bigint,
+                        mails bigint,
+                        stream text,
+                        stream_epoch bigint,
+                        stream_first bigint
+                    )
+                    """,
+                    logger: logger
+                )
+                try await connection.query(
+                    "CREATE INDEX IF NOT EXISTS \(unescaped: name)_channel_id ON \(unescaped: name) (channel, id)",
+                    logger: logger
+                )
+            }
+            if !numbered {
+                // What a new instance reads to fill a fleet-wide history: a stream's newest rows.
+                try await connection.query(
+                    """
+                    CREATE INDEX IF NOT EXISTS \(unescaped: name)_stream_id ON \(unescaped: name) (channel, stream, id)
+                    WHERE stream IS NOT NULL
+                    """,
+                    logger: logger
+                )
+            }
         }
         await preferLZ4(on: connection)
+        // One statement, one snapshot: the counters count exactly the rows up to `newest`.
         let rows = try await connection.query(
-            "SELECT coalesce(max(id), 0) FROM \(unescaped: name) WHERE channel = \(channel)",
+            """
+            WITH newest AS (SELECT coalesce(max(id), 0) AS id FROM \(unescaped: name) WHERE channel = \(channel))
+            SELECT newest.id, c.stream, c.last, c.epoch FROM newest
+            LEFT JOIN \(unescaped: Self.counters) c
+                ON c.relay_table = \(name) AND c.channel = \(channel) AND c.stream NOT LIKE '@%'
+            """,
             logger: logger
         )
         var newest: Int64 = 0
-        for try await id in rows.decode(Int64.self) { newest = id }
-        return newest
+        var counters: [DurableMode.Counter] = []
+        for try await (id, stream, last, epoch) in rows.decode((Int64, String?, Int64?, Int64?).self) {
+            newest = id
+            if let stream, let last, let epoch {
+                counters.append(DurableMode.Counter(stream: stream, last: last, epoch: epoch))
+            }
+        }
+        return Start(newest: newest, counters: counters)
     }
 
     /// Deletes the channel's rows older than `retention`, row by row, so writers are not blocked.
@@ -59,6 +134,15 @@ struct RelayTable: Sendable {
             """
             DELETE FROM \(unescaped: name) WHERE channel = \(channel)
             AND created_at < now() - make_interval(secs => \(seconds))
+            """,
+            logger: logger
+        )
+        // An origin's counter only guards against its own batch written twice: one unheard of
+        // for the retention is forgotten, so that restarts do not grow the table.
+        try await connection.query(
+            """
+            DELETE FROM \(unescaped: Self.counters) WHERE relay_table = \(name) AND channel = \(channel)
+            AND stream LIKE '@%' AND touched < now() - make_interval(secs => \(seconds))
             """,
             logger: logger
         )

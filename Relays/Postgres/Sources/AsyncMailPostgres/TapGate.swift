@@ -66,8 +66,14 @@ final class TapGate: Sendable {
     }
 
     /// Whether to hand this mail to the relay. Called at post time; runs no user code.
-    func admit(endingPost: Bool) -> Bool {
+    ///
+    /// A `routed` post (a type with fleet-wide positions, which the relay delivers here too) is
+    /// refused without being counted as lost once a graceful shutdown began: the mailroom then
+    /// delivers it here at once, and only the rest of the fleet misses it, as for any post made
+    /// after the relay stopped.
+    func admit(endingPost: Bool, routed: Bool = false) -> Bool {
         state.withLock { state in
+            if routed, state.shutdownTarget != nil || !state.isOpen { return false }
             if state.startsPost { state.admittingPost = state.admitted - state.forwarded < backlogLimit }
             state.startsPost = endingPost
             guard state.admittingPost else {

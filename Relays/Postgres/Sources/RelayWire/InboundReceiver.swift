@@ -38,6 +38,7 @@ package final class InboundReceiver: Sendable {
 
     private let registry: WireRegistry
     private let signer: PayloadSigner?
+    private let ownOrigin: String
     private let ownStart: String
     /// Ephemeral mode only: a durable row never holds a spill notice.
     private let followsSpillNotices: Bool
@@ -58,6 +59,7 @@ package final class InboundReceiver: Sendable {
     ) {
         self.registry = registry
         self.signer = signer
+        self.ownOrigin = ownOrigin
         self.ownStart = OutboundPost.start(origin: ownOrigin)
         self.followsSpillNotices = followsSpillNotices
         self.ledger = Mutex(OriginLedger(horizon: forgetAfter))
@@ -72,9 +74,12 @@ package final class InboundReceiver: Sendable {
     }
 
     /// Decides what to do with one payload: a notification, or a durable row.
-    package func receive(_ payload: String) -> Action {
+    ///
+    /// - Parameter deliveringOwn: Whether this relay's own mail is delivered too: a durable row
+    ///   of a type with fleet-wide positions, which the posting process hears only from the table.
+    package func receive(_ payload: String, deliveringOwn: Bool = false) -> Action {
         // Every relay of a fleet receives everything published on its channel, its own mail too.
-        if PayloadSigner.unsigned(payload, signed: signer != nil).starts(with: ownStart.utf8) {
+        if !deliveringOwn, PayloadSigner.unsigned(payload, signed: signer != nil).starts(with: ownStart.utf8) {
             return .report([])
         }
         switch registry.decode(payload, signer: signer) {
@@ -107,6 +112,20 @@ package final class InboundReceiver: Sendable {
         }
     }
 
+    /// Decides what to do with a durable row read to fill a history as the relay starts, which
+    /// the relay's reading has not reached and never will: checked as any payload is, but kept
+    /// out of the origins' accounting.
+    package func receiveForHistory(_ payload: String) -> Action {
+        switch registry.decode(payload, signer: signer) {
+        case .post(let origin, _, let count, let content):
+            return accept(content, from: origin, first: nil, count: count)
+        case .rejected(let reason):
+            return .report([.rejected(reason: reason)])
+        case .heartbeat, .spilled:
+            return .report([.rejected(reason: "a durable row that holds no post")])
+        }
+    }
+
     private func accept(_ content: InboundContent, from origin: String, first: Int?, count: Int) -> Action {
         var notes: [Note] = []
         if let first {
@@ -126,7 +145,8 @@ package final class InboundReceiver: Sendable {
             }
         }
         switch content {
-        case .decoded(let post, let sender):
+        case .decoded(var post, let sender):
+            post.isOwn = origin == ownOrigin
             return .deliver(post, sender: sender, notes: notes)
         case .unknownType(let name):
             return .report(notes + [.unknownType(name, mails: count)])

@@ -1,4 +1,4 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import Foundation
 import Synchronization
 
@@ -12,6 +12,8 @@ package final class WireRegistry: Sendable {
         case invalidName(String)
         case wireNameTaken(String, by: String)
         case typeAlreadyRegistered(String, as: String)
+        /// The same type and name again, but with the other kind of positions.
+        case positionsDiffer(String)
     }
 
     /// How one registered mail type is encoded, and decoded into a post.
@@ -22,6 +24,16 @@ package final class WireRegistry: Sendable {
         package let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
         /// Decodes the `m` array of an envelope into the post that delivers it locally.
         package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
+        /// Whether its positions are the relay table's, shared by the fleet: its posts are routed
+        /// through the table (``route``) and delivered as they are read back.
+        package let isFleetWide: Bool
+        /// Makes `mailroom` route the type's posts through a relay, or stops it (nil).
+        package let route: @Sendable (Mailroom, (@Sendable ([PostedMail]) -> Bool)?) -> Void
+        /// The limits of the type's history in `mailroom`, if it keeps one.
+        package let historyLimits: @Sendable (Mailroom) -> (count: Int?, maxAge: Duration?)?
+        /// Moves the type's history in `mailroom` on to `first` in `epoch`: the table's newest
+        /// position, plus one, when no row says more (see `Mailroom._postPositioned`).
+        package let moveOn: @Sendable (Mailroom, _ epoch: UInt64, _ first: UInt64) -> Void
     }
 
     /// How one registered sender type is encoded and decoded.
@@ -44,7 +56,11 @@ package final class WireRegistry: Sendable {
 
     package init() {}
 
-    package func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RegistrationError) {
+    package func register<M: Mail & Codable>(
+        _ type: M.Type,
+        as name: String,
+        fleetWide: Bool = false
+    ) throws(RegistrationError) {
         try Self.validate(name)
         let codec = MailCodec(
             name: name,
@@ -52,13 +68,25 @@ package final class WireRegistry: Sendable {
             encode: { mail, encoder in try encoder.encode(mail as! M) },  // only called for M, by type identity
             decode: { container in
                 let mails = try container.decode([M].self, forKey: .mails)
-                return InboundPost(count: mails.count) { mailroom, sender in
+                var post = InboundPost(count: mails.count) { mailroom, sender in
                     if let sender {
                         await mailroom.post(contentsOf: mails, from: sender)
                     } else {
                         await mailroom.post(contentsOf: mails)
                     }
                 }
+                post.wireName = name
+                post.isFleetWide = fleetWide
+                post.postPositioned = { mailroom, sender, epoch, first, live in
+                    mailroom._postPositioned(contentsOf: mails, from: sender, epoch: epoch, first: first, live: live)
+                }
+                return post
+            },
+            isFleetWide: fleetWide,
+            route: { mailroom, route in mailroom._route(M.self, through: route) },
+            historyLimits: { mailroom in mailroom._historyLimits(M.self) },
+            moveOn: { mailroom, epoch, first in
+                mailroom._postPositioned(contentsOf: [M](), from: nil, epoch: epoch, first: first, live: true)
             }
         )
         try state.withLock { (state: inout State) throws(RegistrationError) in
@@ -68,6 +96,9 @@ package final class WireRegistry: Sendable {
                 nameOfType: state.mailByType[ObjectIdentifier(M.self)]?.name,
                 typeOfName: state.mailByName[name]?.typeName
             )
+            if let registered = state.mailByName[name], registered.isFleetWide != fleetWide {
+                throw .positionsDiffer(name)
+            }
             state.mailByType[ObjectIdentifier(M.self)] = codec
             state.mailByName[name] = codec
         }
@@ -109,6 +140,11 @@ package final class WireRegistry: Sendable {
         state.withLock { $0.mailByName[name] }
     }
 
+    /// The registered types whose positions are fleet-wide.
+    package var fleetWideCodecs: [MailCodec] {
+        state.withLock { $0.mailByName.values.filter(\.isFleetWide).sorted { $0.name < $1.name } }
+    }
+
     package func senderCodec(for sender: any Sendable) -> SenderCodec? {
         state.withLock { $0.senderByType[ObjectIdentifier(type(of: sender))] }
     }
@@ -145,6 +181,22 @@ package struct InboundPost: Sendable {
     package var trace: [String: String] = [:]
     /// When the publisher wrote it, in milliseconds since 1970 by the publisher's clock.
     package var sentAt: Int?
+    /// The mail type's wire name.
+    package var wireName = ""
+    /// Whether this relay published it: a fleet-wide type's own mail, read back from the table.
+    package var isOwn = false
+    /// Whether the type's positions are fleet-wide (see ``WireRegistry/MailCodec/isFleetWide``).
+    package var isFleetWide = false
+    /// Posts it with the positions a relay's table gave: `first` and on, in `epoch`; with `live`
+    /// false it is only kept in the type's history.
+    package var postPositioned:
+        @Sendable (Mailroom, (any Hashable & Sendable)?, _ epoch: UInt64, _ first: UInt64, _ live: Bool) -> Receipt = {
+            _,
+            _,
+            _,
+            _,
+            _ in Receipt()
+        }
 
     package init(count: Int, post: @escaping @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt) {
         self.count = count

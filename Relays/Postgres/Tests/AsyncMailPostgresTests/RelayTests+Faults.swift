@@ -154,6 +154,37 @@ extension RelayTests {
         #expect(events.all.contains { "\($0)".contains("no answer to a heartbeat") })
     }
 
+    @Test("durable: a publish whose backend is terminated while it waits for the channel's lock is published again")
+    func publishTerminatedWhileWaiting() async throws {
+        let channel = try freshChannel()
+        let (here, there) = (Mailroom(), Mailroom())
+        let writer = try makeRelay(here, on: channel)
+        let events = writer.events()
+        try await start(writer)
+        try await start(makeRelay(there, on: channel))
+        let lines = await there.subscribe(to: ChatLine.self)
+        let blocker = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 96,
+            logger: Database.logger
+        )
+        do {
+            try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
+            await here.post(ChatLine(text: "held"))
+            try await waitUntil("the publisher waits for the lock") { try await Database.advisoryLockWaiters() == 1 }
+            // Its statement was described, then fails: that once passed for success, and was lost.
+            try await Database.terminate(writer.applicationName)
+            try await awaitEvents(1, from: events) { $0.code == .publishFailed }
+            try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
+            #expect(try await first(1, of: lines).map(\.text) == ["held"])
+            #expect(writer.counters.published == 1)
+            try await blocker.close()
+        } catch {
+            try? await blocker.close()
+            throw error
+        }
+    }
+
     @Test("a call whose connection the server closes ends at once, even when the call itself never answers")
     func callOnClosedConnection() async throws {
         // As a postgres-nio call can, after the server terminates its connection (seen in about one

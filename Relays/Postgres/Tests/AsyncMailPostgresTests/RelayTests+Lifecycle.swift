@@ -136,31 +136,38 @@ extension RelayTests {
             id: 97,
             logger: Database.logger
         )
-        try await admin.query("CREATE SCHEMA \(unescaped: schema)", logger: Database.logger)
-        try await admin.query("SET search_path = \(unescaped: schema)", logger: Database.logger)
-        for statement in statements {
-            try await admin.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger)
+        // A connection dropped unclosed traps: closed on every way out.
+        do {
+            try await admin.query("CREATE SCHEMA \(unescaped: schema)", logger: Database.logger)
+            try await admin.query("SET search_path = \(unescaped: schema)", logger: Database.logger)
+            for statement in statements {
+                try await admin.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger)
+            }
+            for grant in [
+                "CREATE ROLE \(role) LOGIN",
+                "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
+                "GRANT SELECT, INSERT, DELETE ON asyncmail_relay TO \(role)",
+                "GRANT USAGE ON SEQUENCE asyncmail_relay_id_seq TO \(role)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON asyncmail_relay_counters TO \(role)",
+            ] {
+                try await admin.query(PostgresQuery(unsafeSQL: grant), logger: Database.logger)
+            }
+            var restricted = Database.configuration
+            restricted.username = role
+            restricted.options.additionalStartupParameters.append(("search_path", schema))
+            let channel = try freshChannel()
+            let relays = try [Mailroom(), Mailroom()].map { try makeRelay($0, on: channel, connection: restricted) }
+            let running = [try await start(relays[0]), try await start(relays[1])]
+            let lines = await relays[1].mailroom.subscribe(to: ChatLine.self)
+            await relays[0].mailroom.post(ChatLine(text: "through the migrated table"))
+            #expect(try await first(1, of: lines).map(\.text) == ["through the migrated table"])
+            for task in running { try await stop(task) }
+            try await admin.query("DROP SCHEMA \(unescaped: schema) CASCADE", logger: Database.logger)
+            try await admin.query("DROP ROLE \(unescaped: role)", logger: Database.logger)
+        } catch {
+            try? await admin.close()
+            throw error
         }
-        for grant in [
-            "CREATE ROLE \(role) LOGIN",
-            "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
-            "GRANT SELECT, INSERT, DELETE ON asyncmail_relay TO \(role)",
-            "GRANT USAGE ON SEQUENCE asyncmail_relay_id_seq TO \(role)",
-        ] {
-            try await admin.query(PostgresQuery(unsafeSQL: grant), logger: Database.logger)
-        }
-        var restricted = Database.configuration
-        restricted.username = role
-        restricted.options.additionalStartupParameters.append(("search_path", schema))
-        let channel = try freshChannel()
-        let relays = try [Mailroom(), Mailroom()].map { try makeRelay($0, on: channel, connection: restricted) }
-        let running = [try await start(relays[0]), try await start(relays[1])]
-        let lines = await relays[1].mailroom.subscribe(to: ChatLine.self)
-        await relays[0].mailroom.post(ChatLine(text: "through the migrated table"))
-        #expect(try await first(1, of: lines).map(\.text) == ["through the migrated table"])
-        for task in running { try await stop(task) }
-        try await admin.query("DROP SCHEMA \(unescaped: schema) CASCADE", logger: Database.logger)
-        try await admin.query("DROP ROLE \(unescaped: role)", logger: Database.logger)
         try await admin.close()
     }
 

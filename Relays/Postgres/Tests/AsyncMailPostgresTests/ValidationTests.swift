@@ -48,6 +48,40 @@ struct ValidationTests {
         try relay.register(ChatLine.self, as: "chat.line")  // the same again is fine
     }
 
+    @Test("fleet-wide positions: durable mode only, one kind per type, and registered before run()")
+    func fleetWidePositions() throws {
+        let ephemeral = try makeRelay(Mailroom(), on: RelayChannel("validation"), mode: .ephemeral)
+        #expect(throws: RelayConfigurationError.self) {
+            try ephemeral.register(LocalNote.self, as: "note", positions: .fleetWide)
+        }
+        let durable = try makeRelay(Mailroom(), on: RelayChannel("validation"))
+        try durable.register(LocalNote.self, as: "note", positions: .fleetWide)
+        try durable.register(LocalNote.self, as: "note", positions: .fleetWide)  // the same again is fine
+        do {
+            try durable.register(ChatLine.self, as: "chat.line", positions: .fleetWide)
+            Issue.record("registered .local before: one kind per type")
+        } catch {
+            #expect(error.code == .positionsUnavailable)
+            #expect(error.description.contains("register it once"), "\(error)")
+        }
+        #expect("\(PostgresRelay.Positions.fleetWide)" == "fleetWide")
+    }
+
+    @Test("the article's registration: a history, then fleet-wide positions for the type")
+    func articleRegistration() async throws {
+        let mailroom = Mailroom()
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: Database.configuration,
+            configuration: .init(channel: RelayChannel("article"))
+        )
+        await mailroom.retainHistory(ChatLine.self, count: 1_000)
+        try relay.register(ChatLine.self, as: "chat.line", positions: .fleetWide)
+        #expect(throws: RelayConfigurationError.self, "one wire name, one type") {
+            try relay.register(FleetLine.self, as: "chat.line", positions: .fleetWide)
+        }
+    }
+
     @Test(
         "a table name is held to the channel's rule, and the error says which part it breaks",
         arguments: [
