@@ -174,14 +174,14 @@ final class DurableMode: Sendable {
     }
 
     /// Reads every row past the cursor, in id order, a page at a time, handing each to
-    /// `deliver`. A row larger than `maximumBytes` is not transferred: `reject` gets its id and
+    /// `deliver`, which says whether it was genuine. A row larger than `maximumBytes` is not transferred: `reject` gets its id and
     /// size. The cursor passes each row once it has been handled. A row numbered past the
     /// channel's last number read means rows deleted before they were read: `expired` gets how
     /// many mails, exactly.
     func catchUp(
         on connection: PostgresConnection,
         maximumBytes: Int,
-        deliver: (Row) async throws -> Void,
+        deliver: (Row) async throws -> Bool,
         reject: (_ row: Int64, _ bytes: Int) -> Void,
         expired: (_ mails: Int) -> Void
     ) async throws {
@@ -212,9 +212,12 @@ final class DurableMode: Sendable {
                     streamEpoch: streamEpoch,
                     streamFirst: streamFirst
                 )
-                let missed = passChannelNumbers(of: row)
+                // A row's numbers count only once its payload is found genuine (signed, where
+                // the fleet has a key): a row forged with a far number would report a false loss.
+                var genuine = true
+                if row.payload != nil { genuine = try await deliver(row) } else { reject(id, bytes) }
+                let missed = genuine ? passChannelNumbers(of: row) : 0
                 if missed > 0 { expired(missed) }
-                if row.payload != nil { try await deliver(row) } else { reject(id, bytes) }
                 state.withLock { $0.cursor = id }
             }
             if read < page { return }

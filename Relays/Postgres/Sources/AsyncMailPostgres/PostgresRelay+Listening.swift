@@ -139,7 +139,8 @@ extension PostgresRelay {
         let counters = comingBack ? try await durable.counters(on: connection) : nil
         try await durable.catchUp(on: connection, maximumBytes: limit) { row in
             // Durable mode rejects spill notices, so no row is ever read for one.
-            if let payload = row.payload { try await receive(row, payload: payload) }
+            guard let payload = row.payload else { return false }
+            return try await receive(row, payload: payload)
         } reject: { row, bytes in
             report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(limit)")) { $0.rejected += 1 }
         } expired: { mails in

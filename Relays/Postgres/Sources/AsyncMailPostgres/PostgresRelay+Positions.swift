@@ -158,8 +158,8 @@ extension PostgresRelay {
     }
 
     /// Decides what to do with a durable row, and does it: a row of a fleet-wide type is
-    /// delivered with its positions, this relay's own too.
-    func receive(_ row: DurableMode.Row, payload: String) async throws {
+    /// delivered with its positions, this relay's own too. False when the row was rejected.
+    func receive(_ row: DurableMode.Row, payload: String) async throws -> Bool {
         let isFleetWide = row.stream.flatMap { registry.mailCodec(named: $0) }?.isFleetWide ?? false
         var action = receiver.receive(payload, deliveringOwn: isFleetWide)
         if row.channelFirst != nil {
@@ -167,21 +167,22 @@ extension PostgresRelay {
             // once (``RelayEvent/expired(mails:)``); an origin's numbers would count them again.
             action = action.withoutGaps
         }
-        try await deliver(action, of: row, live: true)
+        return try await deliver(action, of: row, live: true)
     }
 
     /// Does what the receiver decided for a durable row, with the row's positions, checked: they
     /// come from the database.
-    private func deliver(_ action: InboundReceiver.Action, of row: DurableMode.Row, live: Bool) async throws {
+    @discardableResult
+    private func deliver(_ action: InboundReceiver.Action, of row: DurableMode.Row, live: Bool) async throws -> Bool {
         guard case .deliver(let post, _, _) = action else {
             try await perform(action) { _ in nil }  // its notes: a rejection, an unknown type
-            return
+            return !action.isRejection
         }
         guard let stream = row.stream else {
             // Written without positions (by a relay that registered the type `.local`):
             // delivered as such, and never routed again.
             if live { try await perform(action) { _ in nil } }
-            return
+            return true
         }
         guard post.isFleetWide, post.wireName == stream, let epoch = row.streamEpoch, epoch != 0,
             let first = row.streamFirst, first >= 1, row.mails == Int64(post.count),
@@ -190,13 +191,23 @@ extension PostgresRelay {
             report(.rejected(reason: "row \(row.id) holds positions that do not fit its \(post.wireName) post")) {
                 $0.rejected += 1
             }
-            return
+            return false
         }
         try await perform(action, positions: (UInt64(bitPattern: epoch), UInt64(first), live)) { _ in nil }
+        return true
     }
 }
 
 extension InboundReceiver.Action {
+    /// Whether the payload was refused as not what a relay sends.
+    var isRejection: Bool {
+        guard case .report(let notes) = self else { return false }
+        return notes.contains { note in
+            if case .rejected = note { return true }
+            return false
+        }
+    }
+
     /// The same action, without gap notes.
     var withoutGaps: Self {
         func keep(_ note: InboundReceiver.Note) -> Bool {

@@ -122,6 +122,39 @@ extension RelayTests {
         try await waitUntil("A lost the same rows to the same retention") { relayA.counters.missing == 10 }
     }
 
+    @Test("rows whose positions do not fit their post are rejected and counted; nothing crashes, the relay goes on")
+    func forgedPositionsAreRejected() async throws {
+        let channel = try freshChannel()
+        let (a, relayA) = try await fleetInstance(on: channel)
+        let (b, relayB) = try await fleetInstance(on: channel)
+        try await start(relayA)
+        try await start(relayB)
+        let onB = try await b.subscribe(to: FleetLine.self, after: nil)
+        // (mails, stream, epoch, first) for a one-line fleet.line post of an origin of its own.
+        let forged: [(Int64?, String, Int64?, Int64?)] = [
+            (2, "fleet.line", 7, 1),  // a count its post does not have
+            (1, "fleet.line", 0, 1),  // no epoch a relay draws
+            (1, "fleet.line", 7, -5),  // a position before the first
+            (1, "fleet.line", 7, Int64.max),  // past the last
+            (1, "chat.line", 7, 1),  // another type's stream
+            (1, "fleet.line", nil, nil),  // a stream without positions
+        ]
+        for (index, (mails, stream, epoch, first)) in forged.enumerated() {
+            let payload = #"{"o":"forger\#(index)","n":1,"t":"fleet.line","c":1,"m":[{"text":"forged"}]}"#
+            try await Database.execute(
+                """
+                INSERT INTO asyncmail_relay (channel, payload, channel_first, mails, stream, stream_epoch, stream_first)
+                VALUES (\(channel.name), \(payload), 9223372036854775000, \(mails), \(stream), \(epoch), \(first))
+                """
+            )
+        }
+        await a.post(FleetLine(text: "genuine"), from: lobby)
+        #expect(try await first(1, of: onB.mail).map(\.mail.text) == ["genuine"], "nothing forged was delivered")
+        #expect(relayB.counters.rejected == forged.count)
+        #expect(relayA.counters.rejected == forged.count)
+        #expect(relayB.counters.missing == 0, "a forged row's far channel number reports no loss")
+    }
+
     @Test("a post the relay cannot take is delivered at once without a position; stopped, the type is local again")
     func unroutablePostsStayLocal() async throws {
         let channel = try freshChannel()
