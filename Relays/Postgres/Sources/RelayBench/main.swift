@@ -7,7 +7,8 @@
 //   (a round trip per mail), and batched (unnest of 100 payloads per statement);
 // - relay: a mailroom's posts, relayed to a second mailroom, durable and ephemeral, with 100-byte
 //   and 4 KB mails, as fast as they can be posted: mails/s until the last one is received;
-// - latency: posts paced at 1,000 and 5,000 mails/s, the time from post to receipt, p50 and p99.
+// - latency: posts paced at 1,000 and 5,000 mails/s, the time from post to receipt, p50 and p99;
+//   and with fleet-wide positions, on the posting instance too (it delivers at once without them).
 // Results are printed as "name: value | note" lines; figures belong in Benchmarks/README.md.
 import AsyncMail
 import AsyncMailPostgres
@@ -190,6 +191,60 @@ func relayLatency(mode: PostgresRelay.Mode, perSecond: Int, count: Int) async th
     }
 }
 
+/// Fleet-wide positions (durable mode): posts of 100 bytes at `perSecond` reach subscribers on
+/// the posting instance only once their row is committed and read back. Latency from post to
+/// receipt, p50 and p99 in ms, here (the cost of the table's order) and on the other instance.
+func fleetWideLatency(perSecond: Int, count: Int) async throws -> (here: (Double, Double), there: (Double, Double)) {
+    let channel = try RelayChannel("bench_fleet_\(UInt32.random(in: 0...UInt32.max))")
+    let (here, there) = (Mailroom(), Mailroom())
+    var running: [Task<Void, any Error>] = []
+    for mailroom in [here, there] {
+        await mailroom.retainHistory(Payload.self, count: 1_000)
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: Bench.configuration,
+            configuration: .init(channel: channel, outboundQueueLimit: 1_000_000),
+            logger: Bench.logger
+        )
+        try relay.register(Payload.self, as: "bench.payload", positions: .fleetWide)
+        let events = relay.events()
+        running.append(Task { try await relay.run() })
+        for await event in events where event == .listening { break }
+    }
+    let streams = [await here.subscribe(to: Payload.self), await there.subscribe(to: Payload.self)]
+    let body = String(repeating: "z", count: 100)
+    let clock = ContinuousClock()
+    let posting = Task {
+        let start = clock.now
+        for number in 0..<count {
+            try await clock.sleep(until: start + .nanoseconds(Int64(number) * 1_000_000_000 / Int64(perSecond)))
+            await here.post(Payload(sent: now(), body: body))
+        }
+    }
+    // Both at once, so that neither waits in its buffer while the other is read.
+    let percentiles = await withTaskGroup(of: (Int, Double, Double).self) { group in
+        for (index, stream) in streams.enumerated() {
+            group.addTask {
+                var latencies: [Double] = []
+                latencies.reserveCapacity(count)
+                for await payload in stream {
+                    latencies.append(Double(now() - payload.sent) / 1e6)
+                    if latencies.count == count { break }
+                }
+                latencies.sort()
+                return (index, latencies[count / 2], latencies[count * 99 / 100])
+            }
+        }
+        var found = [(Double, Double)](repeating: (0, 0), count: streams.count)
+        for await (index, p50, p99) in group { found[index] = (p50, p99) }
+        return found
+    }
+    try await posting.value
+    for task in running { task.cancel() }
+    for task in running { _ = try? await task.value }
+    return (percentiles[0], percentiles[1])
+}
+
 /// What the relay's codec costs one mail: JSONEncoder on the way out, JSONDecoder on the way in
 /// (the relay makes one of each per mail), in microseconds.
 func codecMicroseconds(bytes: Int) throws -> Double {
@@ -209,7 +264,7 @@ let count = Bench.environment["BENCH_COUNT"].flatMap(Int.init) ?? 20_000
 let rounds = Bench.environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 5
 // For a profiler: BENCH_ONLY=relay runs only the relay's throughput, BENCH_BYTES=4000 one size,
 // BENCH_MODE=ephemeral one mode. BENCH_ONLY=bare runs only the ceiling, each round reported, with
-// BENCH_ALSO_LISTENING more connections listening.
+// BENCH_ALSO_LISTENING more connections listening. BENCH_ONLY=latency runs only the latencies.
 let only = Bench.environment["BENCH_ONLY"]
 let sizes = Bench.environment["BENCH_BYTES"].flatMap(Int.init).map { [$0] } ?? [100, 4_000]
 let modes = [("ephemeral", PostgresRelay.Mode.ephemeral), ("durable", .durable())].filter {
@@ -231,6 +286,27 @@ if only == "bare" {
                 String(format: "%.0f mails/s", ceiling)
             )
         }
+    }
+    exit(0)
+}
+if only == "latency" {
+    for perSecond in [1_000, 5_000] {
+        for (name, mode) in modes {
+            let (p50, p99) = try await relayLatency(mode: mode, perSecond: perSecond, count: perSecond * 3)
+            report("relay \(name) latency at \(perSecond)/s", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99))
+        }
+        let fleet = try await fleetWideLatency(perSecond: perSecond, count: perSecond * 3)
+        report(
+            "relay durable, fleet-wide positions, latency at \(perSecond)/s",
+            String(
+                format: "here p50 %.2f ms, p99 %.2f ms; there p50 %.2f ms, p99 %.2f ms",
+                fleet.here.0,
+                fleet.here.1,
+                fleet.there.0,
+                fleet.there.1
+            ),
+            "here: the posting instance, which delivers at once without them"
+        )
     }
     exit(0)
 }
@@ -286,4 +362,16 @@ for perSecond in [1_000, 5_000] {
         let (p50, p99) = try await relayLatency(mode: mode, perSecond: perSecond, count: perSecond * 3)
         report("relay \(name) latency at \(perSecond)/s", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99))
     }
+    let fleet = try await fleetWideLatency(perSecond: perSecond, count: perSecond * 3)
+    report(
+        "relay durable, fleet-wide positions, latency at \(perSecond)/s",
+        String(
+            format: "here p50 %.2f ms, p99 %.2f ms; there p50 %.2f ms, p99 %.2f ms",
+            fleet.here.0,
+            fleet.here.1,
+            fleet.there.0,
+            fleet.there.1
+        ),
+        "here: the posting instance, which delivers at once without them"
+    )
 }

@@ -170,3 +170,4 @@ extension RelayTests {
         #expect(try await first(1, of: positioned.mail).map(\.mail.text) == ["stopped"])
     }
 }
+
