@@ -15,8 +15,9 @@
 ///
 /// Every post to a room that has subscriptions holds the room's lane, whatever the type, so
 /// a room's subscribers share one order even while subscriptions that hear several rooms come and
-/// go; every post that such a subscription hears holds the type's lane. Taps add nothing: a
-/// tap is owed the order of the lanes a post holds (see `Architecture.md`). Lanes are always
+/// go; every post that such a subscription hears holds the type's lane. Taps have one lane of
+/// their own, held only while a post yields to them, inside its other lanes (see ``Taps`` and
+/// `Architecture.md`). Lanes are always
 /// taken type first, and a thread inside a delivery takes no further lane of its mailroom (see
 /// ``DeferredPosts``), so no two posts can wait for each other in a cycle.
 @usableFromInline

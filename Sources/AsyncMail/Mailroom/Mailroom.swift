@@ -180,11 +180,11 @@ public final actor Mailroom {
 
     /// Taps every post of every mail type, for logging, auditing and debugging tools.
     ///
-    /// Each post arrives as a type-erased ``PostedMail`` (the mail, its type and its sender). A
-    /// tap adds no ordering of its own: the posts to one room reach it in the room's order, and
-    /// those of a type that a subscription hears in several rooms in the type's order, as
-    /// subscribers see them; posts of different types, or to rooms nothing orders, may reach two
-    /// taps in different orders. Taps observe without taking part: they are not
+    /// Each post arrives as a type-erased ``PostedMail`` (the mail, its type and its sender),
+    /// whole: a batch's mails together, the last marked ``PostedMail/isLastInPost``. Every tap of
+    /// the mailroom hears posts in one order, which agrees with what subscribers see (a room's
+    /// posts in the room's order, a type heard in several rooms in the type's order). Taps
+    /// observe without taking part: they are not
     /// counted in receipts or in ``subscriberCount(_:from:)``. While nobody taps, a post pays a
     /// single check for it. Like every subscription, a tap is live on return and ends when its
     /// consuming task is cancelled, its stream is dropped, or the mailroom closes. For a tap that
