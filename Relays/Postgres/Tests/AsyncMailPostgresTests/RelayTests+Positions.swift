@@ -170,4 +170,3 @@ extension RelayTests {
         #expect(try await first(1, of: positioned.mail).map(\.mail.text) == ["stopped"])
     }
 }
-
