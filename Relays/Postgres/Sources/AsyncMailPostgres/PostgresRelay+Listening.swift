@@ -148,8 +148,9 @@ extension PostgresRelay {
         }
         if let counters {
             let missed = durable.settle(counters)
-            if missed > 0 { report(.expired(mails: missed)) { $0.missing.addSaturating(missed) } }
+            // The histories first, so that a client resuming on hearing of the loss is told too.
             moveOn(to: counters)
+            if missed > 0 { report(.expired(mails: missed)) { $0.missing.addSaturating(missed) } }
         }
     }
 
