@@ -100,6 +100,7 @@ extension Switchboard {
         let afterUnlock = AfterUnlock(finishing: taps + tables.flatMap { $0.close() }, releasing: tables)
         afterUnlock.perform()
         _histories.close()
+        _demand.close()
         for action in actions { action() }
     }
 

@@ -141,17 +141,20 @@ extension Switchboard {
             continuation.finish()
             return (nil, RegisteredStream(stream: stream, continuation: continuation))
         }
-        let instrumentation = _instrumentation
-        var ended: (@Sendable () -> Void)?
-        if let instrumentation {
-            ended = { instrumentation.subscriptionEnded(M.self) }
+        let (instrumentation, demand) = (_instrumentation, _demand)
+        let ended: @Sendable () -> Void = {
+            instrumentation?.subscriptionEnded(M.self)
+            demand.changed(ObjectIdentifier(M.self))
         }
         let filed = history.withOrder { () -> Result<(HistoryGap?, RegisteredStream<Positioned<M>>), PositionError> in
             DeliveryScope.delivering(self) {
                 history.subscribe(after: position, pin: pin, buffering: buffering, accepts: accepts, ended: ended)
             }
         }
-        if case .success = filed { instrumentation?.subscriptionStarted(M.self) }
+        if case .success = filed {
+            instrumentation?.subscriptionStarted(M.self)
+            demand.changed(ObjectIdentifier(M.self))
+        }
         _deferred.run()  // posts the replay's filters made
         return try filed.get()
     }

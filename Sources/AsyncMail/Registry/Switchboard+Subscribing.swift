@@ -59,6 +59,7 @@ extension Switchboard {
             return subscription
         }
         for continuation in displaced { continuation.finish() }
+        if case .table = route { _demand.changed(ObjectIdentifier(M.self)) }
         return subscription
     }
 
@@ -153,6 +154,7 @@ extension Switchboard {
             }
             if retired { forget(table) }
             _ = removed  // released here, outside the lock, as above
+            _demand.changed(ObjectIdentifier(M.self))
         }
     }
 }

@@ -119,6 +119,8 @@ final class Switchboard: Sendable {
 
     /// The types that keep history, and the mailroom's epoch (see ``History``).
     @usableFromInline let _histories = Histories()
+    /// The watchers of subscriber counts; one atomic load per subscription change while none.
+    @usableFromInline let _demand = Demand()
 
     /// Called with whether this thread is inside a delivery, holding the subscription's lane,
     /// just before a replayed mail is yielded; lets tests prove the replay happens in order (see
