@@ -46,6 +46,10 @@ printf '%-36s %8s\n' "Mailroom.shared read per post" "$(per_post shared alone)"
 printf '%-36s %8s\n' "history-keeping type, alone" "$(per_post history alone)"
 printf '%-36s %8s\n' "history-keeping, positioned reader" "$(per_post history-positioned alone)"
 printf '%-36s %8s\n' "no history, beside a type with it" "$(per_post history-beside alone)"
+# Demand (Server Patterns): a subscription made and dropped, with nobody watching counts and with
+# one watcher of its room's count; per cycle, which is two count changes.
+printf '%-36s %8s\n' "subscribe + drop, nobody watching" "$(per_post demand alone)"
+printf '%-36s %8s\n' "subscribe + drop, its count watched" "$(per_post demand-watched alone)"
 # With AsyncMailObservability (swift-metrics' no-op backend, no ServiceContext): its own cost.
 for crowd in types values objects; do
     printf '%-36s %8s\n' "observed, $crowd shape, alone" "$(per_post "$crowd" alone observed)"

@@ -172,6 +172,21 @@ if arguments.first == "count" {
         withExtendedLifetime((target, positioned)) {}
         exit(0)
     }
+    if let shape = arguments.dropFirst().first, shape.hasPrefix("demand") {
+        // `demand`: a subscription to a room made and dropped, POSTS times, while nobody watches
+        // counts; `demand-watched`: the same while one watcher follows that room's count (two
+        // count changes a cycle, each read and yielded to a stream nobody drains).
+        let cycles = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
+        let mailroom = Mailroom()
+        let room = Room(number: 1)
+        let watcher = shape == "demand-watched" ? await mailroom.subscriberCounts(Beat.self, from: .only(room)) : nil
+        for _ in 0..<cycles {
+            let subscription = await mailroom.subscribe(to: Beat.self, from: .only(room))
+            withExtendedLifetime(subscription) {}
+        }
+        withExtendedLifetime(watcher) {}
+        exit(0)
+    }
     let crowd = arguments.dropFirst().first.flatMap(Crowd.init(rawValue:)) ?? .types
     let beside = arguments.dropFirst(2).first == "beside"
     let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000

@@ -43,7 +43,10 @@ extension PostgresRelay {
     /// (measured in `Benchmarks/README.md`). A post the relay cannot take (its queue is full, the
     /// relay is shutting down or not running, or the sender is not relayed) is delivered here at
     /// once, without a position, and reported as usual. A mail too large to relay is reported
-    /// ``RelayEvent/oversize(type:bytes:)`` and reaches no one.
+    /// ``RelayEvent/oversize(type:bytes:)`` and reaches no one. On a graceful shutdown the relay
+    /// stops taking posts first (later ones are delivered here at once), publishes those it took,
+    /// then stops listening: the other instances deliver them, but this one may stop before it
+    /// has read its last ones back.
     ///
     /// ```swift
     /// await mailroom.retainHistory(ChatLine.self, count: 1_000)
