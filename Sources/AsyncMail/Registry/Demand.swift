@@ -29,7 +29,7 @@ final class Demand: Sendable {
         var isClosed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())  // annotated for ThreadSanitizer, which cannot see a bare Mutex
     /// How many watchers there are: the one load a subscription's change pays while nobody watches.
     @usableFromInline let _watchers = Atomic<Int>(0)
 
