@@ -11,33 +11,46 @@ extension Switchboard {
         key: SenderKey
     ) -> Receipt {
         let context = _instrumentation?.currentContext()
-        let historySender = HistorySender(key)
         var routed = false
         let (receipt, afterUnlock) =
             history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>)? in
-                var keeps = true
+                var keeping: History<M>? = history
                 if let route = history.route {
                     // The relay delivers it once its table has given it a position; what it cannot
                     // carry is delivered here at once, without one (it reports why).
                     routed = self.routes(mails, from: sender, context: context, through: route)
                     guard !routed else { return nil }
-                    keeps = false
+                    keeping = nil
                 }
-                let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
-                let receipt = inOrder(lanes) {
-                    let delivered =
-                        mails.count == 1
-                        ? recipients.deliver(mails[0], from: sender, context: context)
-                        : recipients.deliver(contentsOf: mails, from: sender, context: context)
-                    return keeps ? delivered + history.deliver(mails, from: historySender) : delivered
-                }
-                return (receipt, afterUnlock)
+                return deliverWithHistory(mails, from: sender, key: key, context: context, keepingIn: keeping)
             } ?? (Receipt(), AfterUnlock(releasing: nil))
         afterUnlock.perform()
         // A post the relay took is counted once, when the relay delivers it.
         if !routed { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
         _deferred.run()
         return receipt
+    }
+
+    /// Delivers a post of a history-keeping type as any post is delivered, in its lanes' order
+    /// and delivery scope, then appends it to `history` (nil: a post the relay could not take,
+    /// delivered without a position). Called holding the history's order.
+    private func deliverWithHistory<M: Mail, S: Sendable>(
+        _ mails: [M],
+        from sender: S?,
+        key: SenderKey,
+        context: PostContext?,
+        keepingIn history: History<M>?
+    ) -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) {
+        let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
+        let receipt = inOrder(lanes) {
+            let delivered =
+                mails.count == 1
+                ? recipients.deliver(mails[0], from: sender, context: context)
+                : recipients.deliver(contentsOf: mails, from: sender, context: context)
+            guard let history else { return delivered }
+            return delivered + history.deliver(mails, from: HistorySender(key))
+        }
+        return (receipt, afterUnlock)
     }
 
     /// Hands a post to the relay that routes its type, holding the taps' lane so that it reaches
@@ -81,25 +94,14 @@ extension Switchboard {
         let key = sender.map { SenderKey($0) } ?? .none
         let history = _histories.keepingNothingUnlessKept(M.self)
         let context = _instrumentation?.currentContext()
-        let historySender = HistorySender(key)
         let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) in
             let skip = history.prepare(epoch: epoch, first: first, count: mails.count)
             let mails = Array(mails.dropFirst(skip))
             guard !mails.isEmpty else { return (Receipt(), AfterUnlock(releasing: nil)) }
             guard live else {
-                return (history.deliver(mails, from: historySender, live: false), AfterUnlock(releasing: nil))
+                return (history.deliver(mails, from: HistorySender(key), live: false), AfterUnlock(releasing: nil))
             }
-            let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
-            let receipt = inOrder(lanes) {
-                DeliveryScope.delivering(self) {
-                    let delivered =
-                        mails.count == 1
-                        ? recipients.deliver(mails[0], from: sender, context: context)
-                        : recipients.deliver(contentsOf: mails, from: sender, context: context)
-                    return delivered + history.deliver(mails, from: historySender)
-                }
-            }
-            return (receipt, afterUnlock)
+            return deliverWithHistory(mails, from: sender, key: key, context: context, keepingIn: history)
         }
         afterUnlock.perform()
         if live { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
