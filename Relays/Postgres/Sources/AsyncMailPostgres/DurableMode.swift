@@ -51,6 +51,14 @@ final class DurableMode: Sendable {
         let stream: String?
         let streamEpoch: Int64?
         let streamFirst: Int64?
+
+        /// The columns a query for rows selects, in this order (see ``catchUp`` and
+        /// ``newestRows``): id, size, payload within the limit, then the numbers.
+        typealias Columns = (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?)
+
+        init(_ columns: Columns) {
+            (id, bytes, payload, channelFirst, mails, stream, streamEpoch, streamFirst) = columns
+        }
     }
 
     /// One counter of the channel: `stream` empty for the whole channel, else a type's wire name.
@@ -198,27 +206,16 @@ final class DurableMode: Sendable {
                 logger: table.logger
             )
             var read = 0
-            for try await (id, bytes, payload, channelFirst, mails, stream, streamEpoch, streamFirst) in rows.decode(
-                (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?).self
-            ) {
+            for try await columns in rows.decode(Row.Columns.self) {
                 read += 1
-                let row = Row(
-                    id: id,
-                    bytes: bytes,
-                    payload: payload,
-                    channelFirst: channelFirst,
-                    mails: mails,
-                    stream: stream,
-                    streamEpoch: streamEpoch,
-                    streamFirst: streamFirst
-                )
+                let row = Row(columns)
                 // A row's numbers count only once its payload is found genuine (signed, where
                 // the fleet has a key): a row forged with a far number would report a false loss.
                 var genuine = true
-                if row.payload != nil { genuine = try await deliver(row) } else { reject(id, bytes) }
+                if row.payload != nil { genuine = try await deliver(row) } else { reject(row.id, row.bytes) }
                 let missed = genuine ? passChannelNumbers(of: row) : 0
                 if missed > 0 { expired(missed) }
-                state.withLock { $0.cursor = id }
+                state.withLock { $0.cursor = row.id }
             }
             if read < page { return }
         }
@@ -276,7 +273,7 @@ final class DurableMode: Sendable {
         maximumBytes: Int,
         on connection: PostgresConnection
     ) async throws -> [Row] {
-        let seconds = maxAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18 }
+        let seconds = maxAge?.inSeconds
         let rows = try await connection.query(
             """
             SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END,
@@ -289,22 +286,7 @@ final class DurableMode: Sendable {
             logger: table.logger
         )
         var found: [Row] = []
-        for try await (id, bytes, payload, channelFirst, mails, stream, streamEpoch, streamFirst) in rows.decode(
-            (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?).self
-        ) {
-            found.append(
-                Row(
-                    id: id,
-                    bytes: bytes,
-                    payload: payload,
-                    channelFirst: channelFirst,
-                    mails: mails,
-                    stream: stream,
-                    streamEpoch: streamEpoch,
-                    streamFirst: streamFirst
-                )
-            )
-        }
+        for try await columns in rows.decode(Row.Columns.self) { found.append(Row(columns)) }
         return found.reversed()
     }
 }

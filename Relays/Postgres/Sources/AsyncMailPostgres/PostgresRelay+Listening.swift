@@ -135,14 +135,13 @@ extension PostgresRelay {
     )
         async throws
     {
-        let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
         let counters = comingBack ? try await durable.counters(on: connection) : nil
-        try await durable.catchUp(on: connection, maximumBytes: limit) { row in
+        try await durable.catchUp(on: connection, maximumBytes: rowLimit) { row in
             // Durable mode rejects spill notices, so no row is ever read for one.
             guard let payload = row.payload else { return false }
             return try await receive(row, payload: payload)
         } reject: { row, bytes in
-            report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(limit)")) { $0.rejected += 1 }
+            rejectOversize(row: row, bytes: bytes)
         } expired: { mails in
             report(.expired(mails: mails)) { $0.missing.addSaturating(mails) }
         }
@@ -209,16 +208,23 @@ extension PostgresRelay {
         from ephemeral: EphemeralMode,
         on connection: PostgresConnection
     ) async throws -> String? {
-        let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
         guard
-            let (bytes, payload) = try await ephemeral.readSpilled(row: notice.row, maximumBytes: limit, on: connection)
+            let (bytes, payload) = try await ephemeral.readSpilled(
+                row: notice.row,
+                maximumBytes: rowLimit,
+                on: connection
+            )
         else { return nil }
-        if payload == nil {
-            report(.rejected(reason: "row \(notice.row) has \(bytes) bytes, over the limit of \(limit)")) {
-                $0.rejected += 1
-            }
-        }
+        if payload == nil { rejectOversize(row: notice.row, bytes: bytes) }
         return payload
+    }
+
+    /// The largest row payload that is transferred: a post's limit, or a mail's where larger.
+    var rowLimit: Int { max(configuration.maximumPostBytes, configuration.maximumMailBytes) }
+
+    /// Reports and counts a row too large to transfer, which was not read.
+    func rejectOversize(row: Int64, bytes: Int) {
+        report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(rowLimit)")) { $0.rejected += 1 }
     }
 
     /// Reports and counts one of the receiver's notes.

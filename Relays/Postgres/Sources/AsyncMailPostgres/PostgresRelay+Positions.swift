@@ -114,7 +114,6 @@ extension PostgresRelay {
     )
         async throws
     {
-        let limit = max(configuration.maximumPostBytes, configuration.maximumMailBytes)
         for codec in registry.fleetWideCodecs {
             if let limits = codec.historyLimits(mailroom), limits.count != 0 || limits.maxAge != nil {
                 let rows = try await durable.newestRows(
@@ -122,14 +121,12 @@ extension PostgresRelay {
                     through: start.newest,
                     count: limits.count,
                     maxAge: limits.maxAge,
-                    maximumBytes: limit,
+                    maximumBytes: rowLimit,
                     on: connection
                 )
                 for row in rows {
                     guard let payload = row.payload else {
-                        report(.rejected(reason: "row \(row.id) has \(row.bytes) bytes, over the limit of \(limit)")) {
-                            $0.rejected += 1
-                        }
+                        rejectOversize(row: row.id, bytes: row.bytes)
                         continue
                     }
                     try await deliver(receiver.receiveForHistory(payload), of: row, live: false)

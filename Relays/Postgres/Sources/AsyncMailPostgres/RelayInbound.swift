@@ -4,7 +4,8 @@
 /// received is posted with this mark, and the relay's tap filter refuses marked mail, so it is
 /// never published again. The inbound half is the origin: every payload carries its relay's
 /// origin, and `InboundReceiver` (in `RelayWire`) drops what carries its own, so a process never
-/// receives its own mail back. Each half alone would leave a loop: the first a relay's own
+/// receives its own mail back; except a type with fleet-wide positions, whose posts this process
+/// hears only from the table (the mailroom routed them there instead of delivering them). Each half alone would leave a loop: the first a relay's own
 /// notifications delivered twice, the second remote mail bounced around the fleet.
 enum RelayInbound {
     @TaskLocal static var relay: ObjectIdentifier?

@@ -129,7 +129,7 @@ struct RelayTable: Sendable {
 
     /// Deletes the channel's rows older than `retention`, row by row, so writers are not blocked.
     func deleteExpired(olderThan retention: Duration, on connection: PostgresConnection) async throws {
-        let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) * 1e-18
+        let seconds = retention.inSeconds
         try await connection.query(
             """
             DELETE FROM \(unescaped: name) WHERE channel = \(channel)

@@ -289,7 +289,8 @@ if only == "bare" {
     }
     exit(0)
 }
-if only == "latency" {
+/// Latencies at paced rates, each mode's and the fleet-wide positions', reported as they come.
+func reportLatencies() async throws {
     for perSecond in [1_000, 5_000] {
         for (name, mode) in modes {
             let (p50, p99) = try await relayLatency(mode: mode, perSecond: perSecond, count: perSecond * 3)
@@ -308,6 +309,9 @@ if only == "latency" {
             "here: the posting instance, which delivers at once without them"
         )
     }
+}
+if only == "latency" {
+    try await reportLatencies()
     exit(0)
 }
 if only == "relay" {
@@ -357,21 +361,4 @@ for bytes in sizes {
 for bytes in [100, 4_000] {
     report("codec, encode + decode one \(bytes) B mail", String(format: "%.1f µs", try codecMicroseconds(bytes: bytes)))
 }
-for perSecond in [1_000, 5_000] {
-    for (name, mode) in modes {
-        let (p50, p99) = try await relayLatency(mode: mode, perSecond: perSecond, count: perSecond * 3)
-        report("relay \(name) latency at \(perSecond)/s", String(format: "p50 %.2f ms, p99 %.2f ms", p50, p99))
-    }
-    let fleet = try await fleetWideLatency(perSecond: perSecond, count: perSecond * 3)
-    report(
-        "relay durable, fleet-wide positions, latency at \(perSecond)/s",
-        String(
-            format: "here p50 %.2f ms, p99 %.2f ms; there p50 %.2f ms, p99 %.2f ms",
-            fleet.here.0,
-            fleet.here.1,
-            fleet.there.0,
-            fleet.there.1
-        ),
-        "here: the posting instance, which delivers at once without them"
-    )
-}
+try await reportLatencies()
