@@ -56,6 +56,9 @@ extension PostgresRelay {
         /// `MetricsSystem.factory` when the first metric is recorded, so bootstrapping after making
         /// the relay works.
         public var metricsFactory: (any MetricsFactory)?
+        /// Presence across the fleet (``PostgresRelay/track(_:in:meta:)``), or `nil` (the
+        /// default) for none: with it set, the relay opens one more connection, for presence.
+        public var presence: Presence?
 
         /// A configuration for `channel`, with defaults for the rest.
         public init(
@@ -68,7 +71,8 @@ extension PostgresRelay {
             heartbeatInterval: Duration = .seconds(1),
             reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
             authenticationKey: RelayKey? = nil,
-            metricsFactory: (any MetricsFactory)? = nil
+            metricsFactory: (any MetricsFactory)? = nil,
+            presence: Presence? = nil
         ) {
             self.channel = channel
             self.mode = mode
@@ -80,6 +84,7 @@ extension PostgresRelay {
             self.reconnectBackoff = reconnectBackoff
             self.authenticationKey = authenticationKey
             self.metricsFactory = metricsFactory
+            self.presence = presence
         }
 
         /// How long the relay keeps a row: the durable retention, or the ephemeral mode's five
@@ -89,6 +94,19 @@ extension PostgresRelay {
             switch mode {
             case .durable(let retention): retention
             case .ephemeral: EphemeralMode.spillRetention
+            }
+        }
+
+        /// Presence's settings, checked: an expiry of three heartbeats or more, a limit of 1 or more.
+        func validatedPresence() throws(RelayConfigurationError) {
+            guard let presence else { return }
+            guard presence.expiry >= heartbeatInterval * 3 else {
+                throw .presenceUnavailable(
+                    reason: "an expiry of \(presence.expiry) is under three heartbeats of \(heartbeatInterval)"
+                )
+            }
+            guard presence.maximumEntries >= 1 else {
+                throw .presenceUnavailable(reason: "maximumEntries of \(presence.maximumEntries); use 1 or more")
             }
         }
 

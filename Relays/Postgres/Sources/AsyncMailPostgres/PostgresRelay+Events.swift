@@ -39,7 +39,7 @@ extension PostgresRelay {
             let also = leftOut > 0 ? " (and \(leftOut) more like it not logged)" : ""
             switch event.code.base {
             case .listening: logger.info("relay listening\(also)")
-            case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected, .expired:
+            case .gap, .oversize, .unknownType, .decodeFailed, .queueOverflow, .rejected, .expired, .presenceExpired:
                 logger.warning("relay: \(event)\(also)")
             case .disconnected, .publishFailed: logger.error("relay: \(event)\(also)")
             }

@@ -73,6 +73,9 @@ public final class PostgresRelay: Service, Sendable {
     let state = Mutex(State())
     /// ``RelayCounters``, publish durations and receive lags as swift-metrics metrics.
     let metrics: RelayMetrics
+    /// Who is in each topic, this instance's entries and the others' (``Configuration/presence``).
+    let presence: PresenceReplica
+    let presenceTable: PresenceTable
 
     struct State {
         var counters = RelayCounters()
@@ -95,6 +98,7 @@ public final class PostgresRelay: Service, Sendable {
         self.mailroom = mailroom
         self.configuration = configuration
         let tableName = try configuration.validatedTable()
+        try configuration.validatedPresence()
         self.origin = UUID().uuidString.lowercased()
         self.signer = configuration.authenticationKey?.signer
         // The ledger's clock ticks once per heartbeat while listening: an origin is forgotten
@@ -119,6 +123,8 @@ public final class PostgresRelay: Service, Sendable {
         logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
         self.logger = logger
         self.table = RelayTable(name: tableName, channel: configuration.channel.name, logger: logger)
+        self.presence = PresenceReplica(origin: origin, limit: configuration.presence?.maximumEntries ?? 0)
+        self.presenceTable = PresenceTable(channel: configuration.channel.name, instance: origin, logger: logger)
         switch configuration.mode {
         case .durable: self.mode = .durable(DurableMode(table: table))
         case .ephemeral: self.mode = .ephemeral(EphemeralMode(table: table))
@@ -196,6 +202,7 @@ public final class PostgresRelay: Service, Sendable {
             queue.close()
             queue.abandon()
             postsContinuation.finish()
+            presence.end()  // also when set-up failed; a clean stop has removed its entries first
             finishEvents()
         }
         try await withThrowingTaskGroup(of: Void.self) { watching in
@@ -211,6 +218,7 @@ public final class PostgresRelay: Service, Sendable {
                 try await prepareTable()
                 await withTaskGroup(of: Void.self) { listening in
                     listening.addTask { await self.listen() }
+                    listening.addTask { await self.keepPresence() }
                     await withTaskGroup(of: Void.self) { outbound in
                         outbound.addTask { await self.publish() }
                         if case .ephemeral = mode { outbound.addTask { await self.beat() } }
@@ -222,6 +230,7 @@ public final class PostgresRelay: Service, Sendable {
                     }
                     listening.cancelAll()  // everything queued is out: stop listening
                 }
+                await leavePresence()
             }
         }
     }

@@ -8,7 +8,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Base: Sendable, Hashable {
             case invalidChannelName, invalidWireName, wireNameTaken, typeAlreadyRegistered, invalidTableName
-            case keyTooShort, invalidEnvironmentVariable, positionsUnavailable
+            case keyTooShort, invalidEnvironmentVariable, positionsUnavailable, presenceUnavailable
         }
 
         let base: Base
@@ -33,6 +33,8 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         /// Fleet-wide positions cannot be given to the type ``RelayConfigurationError/name`` as
         /// asked (``RelayConfigurationError/reason``).
         public static let positionsUnavailable = Code(base: .positionsUnavailable)
+        /// Presence cannot be used as asked (``RelayConfigurationError/reason``).
+        public static let presenceUnavailable = Code(base: .presenceUnavailable)
 
         public var description: String {
             switch base {
@@ -44,6 +46,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
             case .keyTooShort: "keyTooShort"
             case .invalidEnvironmentVariable: "invalidEnvironmentVariable"
             case .positionsUnavailable: "positionsUnavailable"
+            case .presenceUnavailable: "presenceUnavailable"
             }
         }
     }
@@ -121,6 +124,13 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         RelayConfigurationError(.positionsUnavailable, name: type, reason: reason)
     }
 
+    /// Presence asked for where it cannot be had: ``PostgresRelay/Configuration/presence`` is not
+    /// set, its expiry is shorter than three heartbeats or its limit below 1, or a key, topic or
+    /// metadata tracked is out of bounds (see ``PostgresRelay/track(_:in:meta:)``).
+    public static func presenceUnavailable(reason: String) -> RelayConfigurationError {
+        RelayConfigurationError(.presenceUnavailable, reason: reason)
+    }
+
     /// What cannot be used, and what to use instead.
     public var description: String {
         let name = name ?? ""
@@ -138,6 +148,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         case .invalidEnvironmentVariable:
             "\(name)=\"\(value ?? "")\" cannot be used: fix or unset it (see PostgresRelay.connectionFromEnvironment)"
         case .positionsUnavailable: "\(name) cannot have fleet-wide positions: \(reason ?? "")"
+        case .presenceUnavailable: "presence cannot be used so: \(reason ?? "")"
         }
     }
 }

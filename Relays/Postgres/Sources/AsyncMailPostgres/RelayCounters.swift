@@ -31,6 +31,13 @@ public struct RelayCounters: Sendable, Hashable {
     public var queueOverflow = 0
     /// Received payloads dropped as not what a relay sends (``RelayEvent/rejected(reason:)``).
     public var rejected = 0
+    /// Presence: entries that joined a topic, as this instance saw them (its own and others').
+    public var presenceJoins = 0
+    /// Presence: entries that left a topic, as this instance saw them (its own and others').
+    public var presenceLeaves = 0
+    /// Presence: instances this relay found dead and removed
+    /// (``RelayEvent/presenceExpired(instance:entries:)``).
+    public var presenceExpired = 0
 
     public init() {}
 }

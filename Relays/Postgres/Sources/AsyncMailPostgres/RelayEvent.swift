@@ -19,7 +19,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         enum Base: Sendable, Hashable {
             case listening, disconnected, gap, publishFailed, oversize, unknownType, decodeFailed, queueOverflow
-            case rejected, expired
+            case rejected, expired, presenceExpired
         }
 
         let base: Base
@@ -45,6 +45,9 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         /// Durable mode: ``RelayEvent/mails`` mails were deleted by the retention before this
         /// relay read them.
         public static let expired = Code(base: .expired)
+        /// Presence: the instance ``RelayEvent/origin`` stopped beating, and its
+        /// ``RelayEvent/entries`` entries were removed.
+        public static let presenceExpired = Code(base: .presenceExpired)
 
         public var description: String {
             switch base {
@@ -58,6 +61,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
             case .queueOverflow: "queueOverflow"
             case .rejected: "rejected"
             case .expired: "expired"
+            case .presenceExpired: "presenceExpired"
             }
         }
     }
@@ -78,6 +82,8 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
     public let posts: Int?
     /// The size of a mail too large to relay (``Code/oversize``).
     public let bytes: Int?
+    /// How many presence entries were removed (``Code/presenceExpired``).
+    public let entries: Int?
 
     private init(
         _ code: Code,
@@ -86,7 +92,8 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         wireName: String? = nil,
         mails: Int? = nil,
         posts: Int? = nil,
-        bytes: Int? = nil
+        bytes: Int? = nil,
+        entries: Int? = nil
     ) {
         self.code = code
         self.reason = reason
@@ -95,6 +102,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         self.mails = mails
         self.posts = posts
         self.bytes = bytes
+        self.entries = entries
     }
 
     /// The listening connection is up and `LISTEN` is in place (after the first connect and after
@@ -156,6 +164,13 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         RelayEvent(.expired, mails: mails)
     }
 
+    /// Presence: the instance `instance` (its ``PostgresRelay/origin``) wrote no heartbeat for
+    /// the presence expiry, so this relay removed its `entries` entries from every list. Reported
+    /// by the one instance that removed them; counted in ``RelayCounters/presenceExpired``.
+    public static func presenceExpired(instance: String, entries: Int) -> RelayEvent {
+        RelayEvent(.presenceExpired, origin: instance, entries: entries)
+    }
+
     /// What happened, and what the relay does about it or what an operator can.
     public var description: String {
         let reason = reason ?? ""
@@ -176,6 +191,8 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         case .expired:
             "expired: \(mails ?? 0) mails were deleted by the retention before this relay read them; "
                 + "raise the retention or keep the relay connected"
+        case .presenceExpired:
+            "presence: instance \(origin ?? "?") stopped beating; its \(entries ?? 0) entries were removed"
         }
     }
 }

@@ -24,6 +24,9 @@ final class RelayMetrics: Sendable {
         ("asyncmail.relay.decode_failures.messages", { $0.decodeFailures }),
         ("asyncmail.relay.queue_overflow.posts", { $0.queueOverflow }),
         ("asyncmail.relay.rejected.payloads", { $0.rejected }),
+        ("asyncmail.relay.presence.joins", { $0.presenceJoins }),
+        ("asyncmail.relay.presence.leaves", { $0.presenceLeaves }),
+        ("asyncmail.relay.presence.expired_instances", { $0.presenceExpired }),
     ]
 
     /// The metrics, once made.
@@ -33,6 +36,8 @@ final class RelayMetrics: Sendable {
         let publishDuration: Timer
         /// From the publisher writing a post to this process delivering it, across both clocks.
         let receiveLag: Timer
+        /// Presence: the entries this relay lists, in all topics.
+        let presenceEntries: Gauge
 
         init(factory: any MetricsFactory, dimensions: [(String, String)]) {
             counters = RelayMetrics.counters.map { Counter(label: $0.label, dimensions: dimensions, factory: factory) }
@@ -42,6 +47,7 @@ final class RelayMetrics: Sendable {
                 factory: factory
             )
             receiveLag = Timer(label: "asyncmail.relay.receive.lag", dimensions: dimensions, factory: factory)
+            presenceEntries = Gauge(label: "asyncmail.relay.presence.entries", dimensions: dimensions, factory: factory)
         }
     }
 
@@ -66,6 +72,10 @@ final class RelayMetrics: Sendable {
 
     func publishTook(_ duration: Duration) {
         instruments().publishDuration.recordNanoseconds(duration.nanoseconds)
+    }
+
+    func presenceEntries(_ count: Int) {
+        instruments().presenceEntries.record(count)
     }
 
     func receivedAfter(milliseconds lag: Int) {

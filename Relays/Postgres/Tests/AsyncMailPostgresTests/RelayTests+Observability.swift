@@ -32,6 +32,9 @@ let relayMetrics: [(label: String, counter: @Sendable (RelayCounters) -> Int)] =
     ("asyncmail.relay.decode_failures.messages", { $0.decodeFailures }),
     ("asyncmail.relay.queue_overflow.posts", { $0.queueOverflow }),
     ("asyncmail.relay.rejected.payloads", { $0.rejected }),
+    ("asyncmail.relay.presence.joins", { $0.presenceJoins }),
+    ("asyncmail.relay.presence.leaves", { $0.presenceLeaves }),
+    ("asyncmail.relay.presence.expired_instances", { $0.presenceExpired }),
 ]
 
 /// What a handler in the receiving process saw of the trace it ran in.
