@@ -7,8 +7,9 @@ fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, si
 (positions and history with ?after=), relay (two instances sharing rooms through PostgreSQL),
 hostile (hostile rows and notifications under two instances), observability (metrics scraped
 from /metrics, and a line's trace from one instance's frame to the other's socket write) and
-fleet (a client resuming on the other instance with its position); the last four run when
-PGHOST is set.
+fleet (a client resuming on the other instance with its position) and presence (a room's
+connections counted across two instances, and an instance killed with SIGKILL leaving the count
+within the expiry); the last five run when PGHOST is set.
 """
 
 import asyncio
@@ -556,7 +557,67 @@ async def observability(server):
         other.stop()
 
 
+def room_presence(instance, room):
+    """`GET /rooms/{room}/presence`: the room's connections, fleet-wide with the relay."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{instance.port}/rooms/{room}/presence", timeout=5) as response:
+        return json.load(response)["connections"]
+
+
+async def presence(server):
+    """Two instances on the relay: each join and leave, on either, is counted right on both within
+    2 s; the instance killed with SIGKILL leaves the other's count within the presence expiry."""
+    other = Server(**PRESENCE_ENVIRONMENT)
+    try:
+        room = "presence_lobby"
+
+        async def both(expected, within):
+            for instance in (server, other):
+                await poll(
+                    lambda: room_presence(instance, room),
+                    lambda count: count == expected,
+                    within,
+                    lambda count: f"port {instance.port} counted {count} connections, expected {expected} within {within} s",
+                )
+
+        on_a = [await connect(server.url(room)) for _ in range(3)]
+        await both(3, 2)
+        on_b = [await connect(other.url(room)) for _ in range(2)]
+        await both(5, 2)
+        elsewhere = await connect(other.url("presence_kitchen"))
+        await both(5, 2)
+        assert room_presence(server, "presence_kitchen") in (0, 1) and room_presence(other, "presence_kitchen") == 1
+        await on_a.pop().close()
+        await on_b.pop().close()
+        await both(3, 2)
+        on_a.append(await connect(server.url(room)))
+        await both(4, 2)
+
+        # B dies holding one connection in the room: A's count drops by one within the expiry.
+        expiry = int(PRESENCE_ENVIRONMENT["CHAT_PRESENCE_EXPIRY"])
+        killed = time.monotonic()
+        other.process.send_signal(signal.SIGKILL)
+        other.process.wait()
+        await poll(
+            lambda: room_presence(server, room),
+            lambda count: count == 3,
+            expiry + 10,  # a hang guard; the bound is asserted below
+            lambda count: f"A still counts {count} after B was killed",
+        )
+        took = time.monotonic() - killed
+        assert took <= expiry, f"B's connection outlived the {expiry} s expiry on A: {took:.1f} s"
+        assert room_presence(server, "presence_kitchen") == 0, "B's other room is cleared too"
+        for client in on_a:
+            await client.close()
+        await poll(lambda: room_presence(server, room), lambda count: count == 0, 2, lambda count: f"{count} left")
+        print(f"presence: counts right on both within 2 s; a killed instance's connections left after {took:.1f} s (expiry {expiry} s)")
+    finally:
+        other.stop()
+
+
 RELAY_ENVIRONMENT = {"CHAT_RELAY": "postgres", "CHAT_RELAY_CHANNEL": f"chat_test_{os.getpid()}", "LOG_LEVEL": os.environ.get("CHAT_LOG_LEVEL", "error")}
+
+# An expiry short enough for a test, long enough (five heartbeats of 1 s) for a loaded machine.
+PRESENCE_ENVIRONMENT = dict(RELAY_ENVIRONMENT, CHAT_RELAY_CHANNEL=f"chat_presence_{os.getpid()}", CHAT_PRESENCE_EXPIRY=5)
 
 SCENARIOS = {
     "rooms": (rooms, {}),
@@ -569,12 +630,13 @@ SCENARIOS = {
     "hostile": (hostile, RELAY_ENVIRONMENT),  # needs PostgreSQL and psql
     "observability": (observability, dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory")),  # needs PostgreSQL
     "fleet": (fleet, dict(RELAY_ENVIRONMENT, CHAT_HISTORY=60)),  # needs PostgreSQL
+    "presence": (presence, PRESENCE_ENVIRONMENT),  # needs PostgreSQL
 }
 
 
 def main():
     chosen = sys.argv[2:] or [
-        name for name in SCENARIOS if name not in ("relay", "hostile", "observability", "fleet") or "PGHOST" in os.environ
+        name for name in SCENARIOS if name not in ("relay", "hostile", "observability", "fleet", "presence") or "PGHOST" in os.environ
     ]
     failed = []
     for name in chosen:

@@ -11,12 +11,21 @@ extension ChatServer {
     /// Lines have fleet-wide positions: a client that comes back with `?after=POSITION` resumes
     /// on whichever instance the load balancer sends it to, and a new instance fills its history
     /// from the relay's table. The mailroom's history limits must be set before this is run.
+    ///
+    /// Each connection is tracked in its room's presence, so `GET /rooms/{room}/presence` counts
+    /// the whole fleet's; an instance killed with its connections open leaves every count within
+    /// CHAT_PRESENCE_EXPIRY seconds (default 15, at least 3).
     static func makeRelay(for mailroom: Mailroom, environment: Environment, logger: Logger) throws -> PostgresRelay? {
         guard environment.get("CHAT_RELAY") == "postgres" else { return nil }
+        var configuration = PostgresRelay.Configuration(
+            channel: try RelayChannel(environment.get("CHAT_RELAY_CHANNEL") ?? "chat")
+        )
+        let expiry = environment.get("CHAT_PRESENCE_EXPIRY").flatMap(Int.init) ?? 15
+        configuration.presence = .init(expiry: .seconds(expiry))
         let relay = try PostgresRelay(
             mailroom: mailroom,
             connection: try PostgresRelay.connectionFromEnvironment(),
-            configuration: .init(channel: try RelayChannel(environment.get("CHAT_RELAY_CHANNEL") ?? "chat")),
+            configuration: configuration,
             logger: logger
         )
         try relay.register(ChatLine.self, as: "chat.line", positions: .fleetWide)

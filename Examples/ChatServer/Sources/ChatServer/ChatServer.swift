@@ -1,5 +1,7 @@
 import AsyncMail
 import AsyncMailObservability
+import AsyncMailPostgres
+import Foundation
 import AsyncMailServiceLifecycle
 import Hummingbird
 import HummingbirdWebSocket
@@ -42,8 +44,11 @@ struct ChatServer {
         // The newest lines, with positions, for clients that come back with `?after=POSITION`.
         let history = environment.get("CHAT_HISTORY").flatMap(Int.init) ?? 1_000
         if history > 0 { await mailroom.retainHistory(ChatLine.self, count: history) }
+        // With CHAT_RELAY=postgres, rooms are shared with every instance on the same database.
+        let relay = try makeRelay(for: mailroom, environment: environment, logger: logger)
         let app = makeApplication(
             mailroom: mailroom,
+            relay: relay,
             port: port,
             slowLimit: slowLimit,
             metrics: metrics,
@@ -51,11 +56,8 @@ struct ChatServer {
             logger: logger
         )
         var services: [any Service] = [app]
-        // With CHAT_RELAY=postgres, rooms are shared with every instance on the same database.
-        // It shuts down after the mailroom has closed, and publishes what was posted before.
-        if let relay = try makeRelay(for: mailroom, environment: environment, logger: logger) {
-            services.append(relay)
-        }
+        // The relay shuts down after the mailroom has closed, and publishes what was posted before.
+        if let relay { services.append(relay) }
         var configuration = ServiceGroupConfiguration(
             services: services + [MailroomService(mailroom)],  // the mailroom closes first
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -70,6 +72,7 @@ struct ChatServer {
 
     static func makeApplication(
         mailroom: Mailroom,
+        relay: PostgresRelay?,
         port: Int,
         slowLimit: Int,
         metrics: PrometheusCollectorRegistry,
@@ -79,6 +82,12 @@ struct ChatServer {
         let router = Router(context: ChatContext.self)
         router.get("/stats") { _, _ in
             Stats(subscribers: await mailroom.subscriberCount(ChatLine.self))
+        }
+        // Connections in a room: across the fleet with the relay, on this instance without it.
+        router.get("/rooms/{room}/presence") { _, context in
+            let room = RoomID(name: context.parameters.get("room") ?? "")
+            if let relay { return Presence(connections: relay.presence(in: room.name).count) }
+            return Presence(connections: await mailroom.subscriberCount(ChatLine.self, from: .only(room)))
         }
         router.get("/metrics") { _, _ in
             Response(
@@ -94,6 +103,15 @@ struct ChatServer {
         }
         router.ws("/rooms/{room}") { inbound, outbound, context in
             let room = RoomID(name: context.requestContext.parameters.get("room") ?? "")
+            // In the room's presence while connected; a room name presence cannot take (empty,
+            // or over 256 bytes) is served all the same, and only left out of the count.
+            let presence = UUID().uuidString
+            do {
+                try relay?.track(presence, in: room.name)
+            } catch {
+                context.logger.warning("connection not counted in \(room.name)'s presence: \(error)")
+            }
+            defer { relay?.untrack(presence, in: room.name) }
             if let after = context.request.uri.queryParameters["after"] {
                 try await serveResumingConnection(
                     in: room,
@@ -148,6 +166,12 @@ struct Traces: ResponseEncodable {
     /// How many spans have begun and not yet ended. What is recorded inside a span (a post's
     /// metrics, inside its frame's or the relay's consumer span) is all in once this is 0.
     let active: Int
+}
+
+/// What `GET /rooms/{room}/presence` returns.
+struct Presence: ResponseEncodable {
+    /// The room's connections: on every instance sharing the relay, or on this one without it.
+    let connections: Int
 }
 
 /// What `GET /stats` returns.

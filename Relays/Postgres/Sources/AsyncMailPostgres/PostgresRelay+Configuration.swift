@@ -97,12 +97,13 @@ extension PostgresRelay {
             }
         }
 
-        /// Presence's settings, checked: an expiry of three heartbeats or more, a limit of 1 or more.
+        /// Presence's settings, checked: an expiry of five heartbeats or more (so that a live
+        /// instance must miss three in a row to be taken for dead), a limit of 1 or more.
         func validatedPresence() throws(RelayConfigurationError) {
             guard let presence else { return }
-            guard presence.expiry >= heartbeatInterval * 3 else {
+            guard presence.expiry >= heartbeatInterval * 5 else {
                 throw .presenceUnavailable(
-                    reason: "an expiry of \(presence.expiry) is under three heartbeats of \(heartbeatInterval)"
+                    reason: "an expiry of \(presence.expiry) is under five heartbeats of \(heartbeatInterval)"
                 )
             }
             guard presence.maximumEntries >= 1 else {

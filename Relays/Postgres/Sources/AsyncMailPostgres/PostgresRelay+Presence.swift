@@ -22,8 +22,10 @@ extension PostgresRelay {
     /// configuration.presence = .init(expiry: .seconds(15))
     /// ```
     public struct Presence: Sendable, Hashable {
-        /// How long after an instance's last heartbeat its entries are removed: at least three
-        /// heartbeats.
+        /// How long after an instance's last heartbeat its entries are gone from every list: at
+        /// least five heartbeats. A live instance is taken for dead only after missing three in a
+        /// row (its entries are then removed early, two heartbeats before the expiry, so that
+        /// they are gone within it).
         public var expiry: Duration
         /// How many entries of other instances this relay keeps, in all topics; more are left
         /// out of its lists and reported (``RelayEvent/rejected(reason:)``), so a flooded table

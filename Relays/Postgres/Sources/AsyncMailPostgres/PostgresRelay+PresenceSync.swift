@@ -121,7 +121,9 @@ extension PostgresRelay {
                 }
             }
             if work.beat {
-                let age = max(settings.expiry - configuration.heartbeatInterval, configuration.heartbeatInterval * 2)
+                // Two heartbeats short of the expiry: a beat is up to one old when its instance
+                // dies, and the sweep runs once a beat, so the entries go within the expiry.
+                let age = settings.expiry - configuration.heartbeatInterval * 2
                 let dead = try await call("the presence sweep", on: connection, unanswered) { [presenceTable] in
                     try await presenceTable.sweep(olderThan: age, on: connection)
                 }

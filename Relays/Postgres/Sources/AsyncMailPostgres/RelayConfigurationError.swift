@@ -125,7 +125,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
     }
 
     /// Presence asked for where it cannot be had: ``PostgresRelay/Configuration/presence`` is not
-    /// set, its expiry is shorter than three heartbeats or its limit below 1, or a key, topic or
+    /// set, its expiry is shorter than five heartbeats or its limit below 1, or a key, topic or
     /// metadata tracked is out of bounds (see ``PostgresRelay/track(_:in:meta:)``).
     public static func presenceUnavailable(reason: String) -> RelayConfigurationError {
         RelayConfigurationError(.presenceUnavailable, reason: reason)

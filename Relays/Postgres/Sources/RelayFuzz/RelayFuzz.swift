@@ -2,8 +2,10 @@
 // accounting, with and without a signing key. Built by Scripts/fuzz-relay.sh with
 // `-sanitize=fuzzer,address -DFUZZING`; without FUZZING it is a plain program that replays the
 // inputs named on its command line (a crash the fuzzer saved, say).
+// Presence rows are fuzzed beside them: a payload starting with `@` is one (see checkPresence).
 //
-// An input is payloads separated by newlines. A payload starting with `!` advances the ledger's
+// An input is payloads separated by newlines. A payload starting with `@` is a presence row's
+// columns, separated by tabs. A payload starting with `!` advances the ledger's
 // clock instead; a spill notice is answered with the next payload as its row.
 import AsyncMail
 import Foundation
@@ -40,6 +42,10 @@ func run(_ input: Data) {
             receiver.tick()
             continue
         }
+        if bytes.first == UInt8(ascii: "@") {
+            checkPresence(bytes.dropFirst(), signed: signed)
+            continue
+        }
         var action = receiver.receive(String(decoding: bytes, as: UTF8.self))
         check(action)
         if case .readSpilled(let notice) = action {
@@ -50,6 +56,27 @@ func run(_ input: Data) {
         }
         precondition(receiver.rememberedOrigins <= 10_000, "the ledger outgrew its bound")
     }
+}
+
+/// A presence row: its columns separated by tabs, a column left out when missing. Whatever the
+/// row, decoding answers, and an accepted row keeps every bound.
+func checkPresence(_ bytes: Data.SubSequence, signed: Bool) {
+    let fields = bytes.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false)
+        .map { String(decoding: $0, as: UTF8.self) }
+    func field(_ index: Int) -> String? { index < fields.count ? fields[index] : nil }
+    let columns = PresenceRecord.Columns(
+        topic: field(0),
+        key: field(1),
+        instance: field(2),
+        meta: field(3),
+        signature: field(4)
+    )
+    guard case .success(let record) = PresenceRecord.decode(columns, channel: "chat", signer: signed ? signer : nil)
+    else { return }
+    precondition(PresenceRecord.problem(with: record.topic, as: "topic") == nil, "an accepted topic out of bounds")
+    precondition(PresenceRecord.problem(with: record.key, as: "key") == nil, "an accepted key out of bounds")
+    precondition(record.instance.utf8.count <= PresenceRecord.maximumInstanceBytes, "an accepted instance too long")
+    precondition(PresenceRecord.problem(with: record.meta) == nil, "accepted metadata too large")
 }
 
 func check(_ action: InboundReceiver.Action) {

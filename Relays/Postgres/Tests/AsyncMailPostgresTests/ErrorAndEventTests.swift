@@ -18,13 +18,17 @@ struct ErrorAndEventTests {
         #expect(oversize.description.contains("raise maximumMailBytes"))
         #expect(RelayEvent.queueOverflow(posts: 3).posts == 3)
         #expect(RelayEvent.unknownType("chat.v9").description.contains("register it"))
+        let expired = RelayEvent.presenceExpired(instance: "instance-b", entries: 3)
+        #expect(expired.code == .presenceExpired && expired.origin == "instance-b" && expired.entries == 3)
+        #expect(expired.description == "presence: instance instance-b stopped beating; its 3 entries were removed")
+        #expect(gap.entries == nil)
     }
 
     @Test("every code is distinct and named, so a dashboard can key on it")
     func codesAreDistinct() {
         let events: [RelayEvent.Code] = [
             .listening, .disconnected, .gap, .publishFailed, .oversize, .unknownType, .decodeFailed, .queueOverflow,
-            .rejected,
+            .rejected, .expired, .presenceExpired,
         ]
         #expect(Set(events).count == events.count)
         #expect(Set(events.map(\.description)).count == events.count)
@@ -32,7 +36,7 @@ struct ErrorAndEventTests {
         #expect(Set(errors.map(\.description)).count == errors.count)
         let configuration: [RelayConfigurationError.Code] = [
             .invalidChannelName, .invalidWireName, .wireNameTaken, .typeAlreadyRegistered, .invalidTableName,
-            .keyTooShort, .invalidEnvironmentVariable,
+            .keyTooShort, .invalidEnvironmentVariable, .positionsUnavailable, .presenceUnavailable,
         ]
         #expect(Set(configuration.map(\.description)).count == configuration.count)
     }
