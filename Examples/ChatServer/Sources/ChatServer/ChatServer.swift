@@ -1,8 +1,8 @@
 import AsyncMail
 import AsyncMailObservability
 import AsyncMailPostgres
-import Foundation
 import AsyncMailServiceLifecycle
+import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import InMemoryTracing

@@ -58,7 +58,10 @@ extension PostgresRelay {
         guard configuration.presence != nil else {
             throw .presenceUnavailable(reason: "presence is off; set Configuration.presence")
         }
-        if let problem = PresenceRecord.problem(with: topic, as: "topic") ?? PresenceRecord.problem(with: key, as: "key")
+        if let problem = PresenceRecord.problem(with: topic, as: "topic") ?? PresenceRecord.problem(
+            with: key,
+            as: "key"
+        )
             ?? PresenceRecord.problem(with: meta)
         {
             throw .presenceUnavailable(reason: problem)

@@ -62,7 +62,9 @@ extension PostgresRelay {
                         // first reading, after it, leaves no window.
                         try await Deadline.firstToEnd([
                             {
-                                for try await notification in notifications { self.presenceNotified(notification.payload) }
+                                for try await notification in notifications {
+                                    self.presenceNotified(notification.payload)
+                                }
                                 throw ListenerEnded()
                             },
                             { try await self.work(settings, wakes, on: connection, unanswered) },
@@ -105,7 +107,13 @@ extension PostgresRelay {
         while true {
             if let entries = whole {
                 whole = nil
-                _ = try await write(entries.map { ($0.key, $0.value) }, removing: [], whole: true, connection, unanswered)
+                _ = try await write(
+                    entries.map { ($0.key, $0.value) },
+                    removing: [],
+                    whole: true,
+                    connection,
+                    unanswered
+                )
             }
             let work = presence.takeWork()
             if !work.writes.isEmpty || work.beat {
@@ -182,7 +190,8 @@ extension PostgresRelay {
     }
 
     /// Reads every topic's rows of other instances, and takes them as the whole.
-    private func readAll(_ settings: Presence, on connection: PostgresConnection, _ unanswered: Unanswered) async throws {
+    private func readAll(_ settings: Presence, on connection: PostgresConnection, _ unanswered: Unanswered) async throws
+    {
         let limit = settings.maximumEntries
         let rows = try await call("reading presence", on: connection, unanswered) { [presenceTable] in
             try await presenceTable.read(nil, limit: limit + 1, on: connection)
@@ -211,7 +220,11 @@ extension PostgresRelay {
         }
         if rows.count > room {
             let limit = configuration.presence?.maximumEntries ?? 0
-            report(.rejected(reason: "presence holds more than \(limit) entries of other instances; the rest are not listed")) {
+            report(
+                .rejected(
+                    reason: "presence holds more than \(limit) entries of other instances; the rest are not listed"
+                )
+            ) {
                 $0.rejected += 1
             }
         }

@@ -75,7 +75,9 @@ final class PresenceReplica: Sendable {
             guard let meta = state.own[topic]?.removeValue(forKey: key) else { return (nil, []) }
             if state.own[topic]?.isEmpty == true { state.own[topic] = nil }
             state.work.writes[Slot(topic: topic, key: key)] = .some(nil)
-            return (PresenceEntry(key: key, meta: meta, instance: origin), Self.wakes(for: [topic], in: state, loop: true))
+            return (
+                PresenceEntry(key: key, meta: meta, instance: origin), Self.wakes(for: [topic], in: state, loop: true)
+            )
         }
         for wake in wakes { wake.yield() }
         return left
@@ -218,7 +220,8 @@ final class PresenceReplica: Sendable {
         for wake in wakes { wake.finish() }
     }
 
-    private static func wakes(for topics: Set<String>, in state: State, loop: Bool) -> [AsyncStream<Void>.Continuation] {
+    private static func wakes(for topics: Set<String>, in state: State, loop: Bool) -> [AsyncStream<Void>.Continuation]
+    {
         var wakes = state.watchers.values.filter { topics.contains($0.topic) }.map(\.wake)
         if loop, let wake = state.loop { wakes.append(wake) }
         return wakes

@@ -132,7 +132,10 @@ struct PresenceTable: Sendable {
     /// Deletes the rows of instances whose last heartbeat is older than `age`, and rows of no
     /// instance at all, and notifies each topic that changed: how many rows each such instance
     /// had.
-    func sweep(olderThan age: Duration, on connection: PostgresConnection) async throws -> [(instance: String, entries: Int)] {
+    func sweep(
+        olderThan age: Duration,
+        on connection: PostgresConnection
+    ) async throws -> [(instance: String, entries: Int)] {
         let rows = try await connection.query(
             """
             WITH dead AS (
@@ -177,7 +180,8 @@ struct PresenceTable: Sendable {
 
     /// Other instances' rows of `topic` (of every topic, when nil), at most `limit` of them:
     /// columns over their size come back nil, and are not transferred.
-    func read(_ topic: String?, limit: Int, on connection: PostgresConnection) async throws -> [PresenceRecord.Columns] {
+    func read(_ topic: String?, limit: Int, on connection: PostgresConnection) async throws -> [PresenceRecord.Columns]
+    {
         let query: PostgresQuery = """
             SELECT CASE WHEN octet_length(topic) <= \(PresenceRecord.maximumNameBytes)
                 AND octet_length(key) <= \(PresenceRecord.maximumNameBytes)

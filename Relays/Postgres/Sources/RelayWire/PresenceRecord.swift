@@ -52,7 +52,13 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// What a row's signature covers. NUL separates the fields: no field can hold one.
-    package static func signedText(channel: String, topic: String, key: String, instance: String, meta: String)
+    package static func signedText(
+        channel: String,
+        topic: String,
+        key: String,
+        instance: String,
+        meta: String
+    )
         -> String
     {
         [channel, topic, key, instance, meta].joined(separator: "\u{0}")
@@ -103,7 +109,9 @@ package struct PresenceRecord: Sendable, Hashable {
             return .failure(Rejection("a presence row with \(problem)"))
         }
         if instance.isEmpty || instance.utf8.count > maximumInstanceBytes || instance.utf8.contains(0) {
-            return .failure(Rejection("a presence row whose instance is empty, over \(maximumInstanceBytes) bytes or has NUL"))
+            return .failure(
+                Rejection("a presence row whose instance is empty, over \(maximumInstanceBytes) bytes or has NUL")
+            )
         }
         guard metaText.utf8.count <= maximumMetaBytes, !metaText.utf8.contains(0) else {
             return .failure(Rejection("a presence row whose metadata is over \(maximumMetaBytes) bytes"))

@@ -19,7 +19,9 @@ struct PresenceTests {
         PresenceRecord.Columns(topic: topic, key: key, instance: instance, meta: meta, signature: signature)
     }
 
-    @Test("a row is accepted only with every column present, in bounds, of the right shape, and signed when a key is set")
+    @Test(
+        "a row is accepted only with every column present, in bounds, of the right shape, and signed when a key is set"
+    )
     func rowsAreChecked() throws {
         let good = try PresenceRecord.decode(columns(), channel: "chat", signer: nil).get()
         #expect(good == PresenceRecord(topic: "lobby", key: "ann", instance: "instance-a", meta: ["name": "Ann"]))
@@ -30,12 +32,19 @@ struct PresenceTests {
             columns(signature: nil), columns(topic: "a\u{0}b"),
         ]
         for row in bad {
-            #expect(throws: PresenceRecord.Rejection.self) { try PresenceRecord.decode(row, channel: "chat", signer: nil).get() }
+            #expect(throws: PresenceRecord.Rejection.self) {
+                try PresenceRecord.decode(row, channel: "chat", signer: nil).get()
+            }
         }
 
         let meta = PresenceRecord.json(of: ["name": "Ann"])
         let signature = PresenceRecord.signature(
-            channel: "chat", topic: "lobby", key: "ann", instance: "instance-a", meta: meta, signer: signer
+            channel: "chat",
+            topic: "lobby",
+            key: "ann",
+            instance: "instance-a",
+            meta: meta,
+            signer: signer
         )
         #expect(signature.utf8.count == PresenceRecord.maximumSignatureBytes)
         let signed = columns(meta: meta, signature: signature)
@@ -45,7 +54,9 @@ struct PresenceTests {
             columns(instance: "instance-b", meta: meta, signature: signature),
             columns(meta: #"{"name":"Eve"}"#, signature: signature),
         ] {
-            #expect(throws: PresenceRecord.Rejection.self) { try PresenceRecord.decode(forged, channel: "chat", signer: signer).get() }
+            #expect(throws: PresenceRecord.Rejection.self) {
+                try PresenceRecord.decode(forged, channel: "chat", signer: signer).get()
+            }
         }
         #expect(throws: PresenceRecord.Rejection.self, "another channel's row") {
             try PresenceRecord.decode(signed, channel: "other", signer: signer).get()

@@ -213,7 +213,9 @@ extension RelayTests {
         try await forge("big", instance: "forger", meta: String(repeating: "x", count: 5_000), on: channel)
         try await forge("not json", instance: "forger", meta: "[1, 2]", on: channel)
         try await forge(String(repeating: "k", count: 300), instance: "forger", on: channel)
-        try await Database.execute("SELECT pg_notify(\(channel.name + "_presence"), \(String(repeating: "t", count: 300)))")
+        try await Database.execute(
+            "SELECT pg_notify(\(channel.name + "_presence"), \(String(repeating: "t", count: 300)))"
+        )
         try await Database.execute("SELECT pg_notify(\(channel.name + "_presence"), '')")
         // Each row is rejected at every reading of the topic; at least once each, and the two
         // notifications once.
@@ -245,7 +247,9 @@ extension RelayTests {
     func presenceMisuse() throws {
         let channel = try freshChannel()
         let off = try makeRelay(Mailroom(), on: channel)
-        #expect(throws: RelayConfigurationError.presenceUnavailable(reason: "presence is off; set Configuration.presence")) {
+        #expect(
+            throws: RelayConfigurationError.presenceUnavailable(reason: "presence is off; set Configuration.presence")
+        ) {
             try off.track("k", in: "t")
         }
         #expect(throws: RelayConfigurationError.self) {
