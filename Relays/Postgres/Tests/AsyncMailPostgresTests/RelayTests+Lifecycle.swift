@@ -114,15 +114,15 @@ extension RelayTests {
         try await Database.execute("DROP TABLE \(unescaped: table)")
     }
 
-    @Test("the table made beforehand with the article's SQL serves a role that may not create tables")
+    @Test("the tables made beforehand with the article's SQL serve a role that may not create tables, presence too")
     func documentedMigration() async throws {
         let article = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Sources/AsyncMailPostgres/AsyncMailPostgres.docc/AcrossProcessesAndMachines.md")
         let text = try String(contentsOf: article, encoding: .utf8)
         let blocks = text.components(separatedBy: "```sql").dropFirst()
-        try #require(blocks.count == 1, "the article has one SQL block")
-        let sql = blocks.first!.components(separatedBy: "```")[0]
+        try #require(blocks.count == 2, "the article has two SQL blocks: the relay's tables, and presence's")
+        let sql = blocks.map { $0.components(separatedBy: "```")[0] }.joined(separator: "\n")
         let statements = sql.split(separator: "\n")
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.hasPrefix("--") }
@@ -151,6 +151,8 @@ extension RelayTests {
                 "GRANT SELECT, INSERT, DELETE ON asyncmail_relay TO \(role)",
                 "GRANT USAGE ON SEQUENCE asyncmail_relay_id_seq TO \(role)",
                 "GRANT SELECT, INSERT, UPDATE, DELETE ON asyncmail_relay_counters TO \(role)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON asyncmail_presence TO \(role)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON asyncmail_presence_instances TO \(role)",
             ] {
                 try await admin.query(PostgresQuery(unsafeSQL: grant), logger: Database.logger)
             }
@@ -158,11 +160,16 @@ extension RelayTests {
             restricted.username = role
             restricted.options.additionalStartupParameters.append(("search_path", schema))
             let channel = try freshChannel()
-            let relays = try [Mailroom(), Mailroom()].map { try makeRelay($0, on: channel, connection: restricted) }
+            let relays = try [Mailroom(), Mailroom()].map { mailroom in
+                try makeRelay(mailroom, on: channel, connection: restricted) { $0.presence = .init() }
+            }
             let running = [try await start(relays[0]), try await start(relays[1])]
             let lines = await relays[1].mailroom.subscribe(to: ChatLine.self)
             await relays[0].mailroom.post(ChatLine(text: "through the migrated table"))
             #expect(try await first(1, of: lines).map(\.text) == ["through the migrated table"])
+            try relays[0].track("here", in: "lobby")
+            try await waitUntil("presence through the migrated tables") { relays[1].presence(in: "lobby").count == 1 }
+            #expect(relays[0].counters.disconnects == 0 && relays[1].counters.disconnects == 0)
             for task in running { try await stop(task) }
             try await admin.query("DROP SCHEMA \(unescaped: schema) CASCADE", logger: Database.logger)
             try await admin.query("DROP ROLE \(unescaped: role)", logger: Database.logger)
