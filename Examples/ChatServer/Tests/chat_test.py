@@ -120,6 +120,8 @@ async def rooms(server):
     room_names = ["red", "green", "blue"]
     clients = {room: [await connect(server.url(room)) for _ in range(20)] for room in room_names}
     await server.wait_for_subscribers(60, timeout=30)
+    # Without the relay, a room's presence is this instance's connections in it.
+    assert [room_presence(server, room) for room in room_names] == [20, 20, 20]
     lines_per_client = 10
 
     async def speak(room, index, client):
