@@ -1,7 +1,7 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
 import RelayWire
-import Synchronization
 
 /// Durable mode's half of the relay: every post a numbered row, read in id order by every reader
 /// from its cursor. Owns its SQL, its numbering and its cursor.
@@ -23,7 +23,7 @@ final class DurableMode: Sendable {
         var channelRead: Int64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// One batch of posts, numbered and encoded, ready to insert (again, after a failure).
     struct Batch: Sendable {

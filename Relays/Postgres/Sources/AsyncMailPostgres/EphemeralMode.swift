@@ -1,7 +1,7 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
 import RelayWire
-import Synchronization
 
 /// Ephemeral mode's half of the relay: every post in one `NOTIFY`, numbered per origin, with a
 /// heartbeat carrying the last number, so a receiver counts whatever it missed. Owns its SQL and
@@ -20,7 +20,7 @@ final class EphemeralMode: Sendable {
 
     let table: RelayTable
     /// The number of this origin's last mail.
-    private let lastNumber = Mutex(0)
+    private let lastNumber = Guarded(0)
 
     /// What one batch sent.
     struct Sent {

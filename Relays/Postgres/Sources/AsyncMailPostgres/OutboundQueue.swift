@@ -1,6 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
 import RelayWire
-import Synchronization
 
 /// Posts waiting to be published, bounded; the publisher takes everything waiting at once, so
 /// that posts that pile up while one transaction runs go out together in the next.
@@ -29,7 +28,7 @@ final class OutboundQueue: Sendable {
     static let coalescingLimit = 256 * 1024
 
     private let limit: Int
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     init(limit: Int) {
         self.limit = max(limit, 1)

@@ -1,6 +1,6 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
-import Synchronization
 
 // Connections: each relay opens its own (one listens, one publishes, one at a time sets up the
 // table), each call on them bounded by a deadline, and reconnects with backoff.
@@ -97,7 +97,7 @@ struct ConnectionClosed: Error, CustomStringConvertible {
 /// Whether a call on a connection went unanswered, and which, so that the errors closing that
 /// connection causes are reported as what they are: a connection that stopped answering.
 final class Unanswered: Sendable {
-    private let call = Mutex<NoAnswer?>(nil)
+    private let call = Guarded<NoAnswer?>(nil)
 
     /// The call that went unanswered, if one did.
     var noAnswer: NoAnswer? { call.withLock { $0 } }

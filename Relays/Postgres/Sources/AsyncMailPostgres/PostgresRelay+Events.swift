@@ -1,3 +1,4 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Logging
 
 extension PostgresRelay {

@@ -2,7 +2,6 @@ import AsyncMail
 import Logging
 import PostgresNIO
 import RelayWire
-import Synchronization
 
 extension PostgresRelay {
     /// The listening connection's life, over and over until cancelled: connect, `LISTEN`, catch

@@ -4,7 +4,6 @@ import Logging
 import PostgresNIO
 import RelayWire
 import ServiceLifecycle
-import Synchronization
 
 /// Carries a mailroom's mail to every other process whose relay uses the same PostgreSQL channel,
 /// and posts theirs into it.
@@ -70,7 +69,7 @@ public final class PostgresRelay: Service, Sendable {
     let logger: Logger
     let gate: TapGate
     let queue: OutboundQueue
-    let state = Mutex(State())
+    let state = Guarded(State())
     /// ``RelayCounters``, publish durations and receive lags as swift-metrics metrics.
     let metrics: RelayMetrics
     /// Who is in each topic, this instance's entries and the others' (``Configuration/presence``).

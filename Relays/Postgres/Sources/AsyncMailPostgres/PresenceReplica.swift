@@ -1,4 +1,4 @@
-import Synchronization
+@_spi(AsyncMailInternal) import AsyncMail
 
 /// A relay's view of presence: the entries it tracks itself, exact at once, and every other
 /// instance's, as last read from the presence table; with the changes still to write and the
@@ -42,7 +42,7 @@ final class PresenceReplica: Sendable {
 
     let origin: String
     let limit: Int
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     init(origin: String, limit: Int) {
         self.origin = origin

@@ -1,5 +1,5 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import CoreMetrics
-import Synchronization
 
 /// A relay's counters, publish durations and receive lags as swift-metrics metrics.
 ///
@@ -53,7 +53,7 @@ final class RelayMetrics: Sendable {
 
     private let factory: (any MetricsFactory)?
     private let dimensions: [(String, String)]
-    private let made = Mutex<Instruments?>(nil)
+    private let made = Guarded<Instruments?>(nil)
 
     init(factory: (any MetricsFactory)?, channel: String) {
         self.factory = factory

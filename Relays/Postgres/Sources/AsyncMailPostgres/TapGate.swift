@@ -1,4 +1,4 @@
-import Synchronization
+@_spi(AsyncMailInternal) import AsyncMail
 
 /// Where posted mail enters the relay: it admits whole posts while the backlog allows, counts
 /// what it refuses and everything else the relay gives up, and tracks how far forwarding has
@@ -40,7 +40,7 @@ final class TapGate: Sendable {
 
     /// The most mails waiting between the tap and the forwarding loop when a post begins.
     private let backlogLimit: Int
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     init(backlogLimit: Int) {
         self.backlogLimit = max(backlogLimit, 1)

@@ -1,4 +1,4 @@
-import Synchronization
+@_spi(AsyncMailInternal) import AsyncMail
 
 /// Turns received payloads into what the relay does with them, with no I/O of its own: the
 /// relay reads spilled rows and posts mail, this decides. Kept apart from PostgreSQL so that
@@ -42,7 +42,7 @@ package final class InboundReceiver: Sendable {
     private let ownStart: String
     /// Ephemeral mode only: a durable row never holds a spill notice.
     private let followsSpillNotices: Bool
-    private let ledger: Mutex<OriginLedger>
+    private let ledger: Guarded<OriginLedger>
 
     /// - Parameters:
     ///   - ownOrigin: This relay's origin: its own payloads, back from the database, are dropped
@@ -62,7 +62,7 @@ package final class InboundReceiver: Sendable {
         self.ownOrigin = ownOrigin
         self.ownStart = OutboundPost.start(origin: ownOrigin)
         self.followsSpillNotices = followsSpillNotices
-        self.ledger = Mutex(OriginLedger(horizon: forgetAfter))
+        self.ledger = Guarded(OriginLedger(horizon: forgetAfter))
     }
 
     /// How many origins the ledger remembers.

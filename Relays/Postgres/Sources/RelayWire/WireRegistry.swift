@@ -1,6 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
 import Foundation
-import Synchronization
 
 /// The mail and sender types a relay carries, each under a stable wire name, with their codecs.
 ///
@@ -52,7 +51,7 @@ package final class WireRegistry: Sendable {
         var senderByName: [String: SenderCodec] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package init() {}
 
@@ -89,19 +88,26 @@ package final class WireRegistry: Sendable {
                 mailroom._postPositioned(contentsOf: [M](), from: nil, epoch: epoch, first: first, live: true)
             }
         )
-        try state.withLock { (state: inout State) throws(RegistrationError) in
-            try Self.check(
-                name,
-                codec.typeName,
-                nameOfType: state.mailByType[ObjectIdentifier(M.self)]?.name,
-                typeOfName: state.mailByName[name]?.typeName
-            )
+        // The lock's body cannot throw: it says what is wrong, and this throws it.
+        let refused = state.withLock { (state: inout State) -> RegistrationError? in
+            do throws(RegistrationError) {
+                try Self.check(
+                    name,
+                    codec.typeName,
+                    nameOfType: state.mailByType[ObjectIdentifier(M.self)]?.name,
+                    typeOfName: state.mailByName[name]?.typeName
+                )
+            } catch {
+                return error
+            }
             if let registered = state.mailByName[name], registered.isFleetWide != fleetWide {
-                throw .positionsDiffer(name)
+                return .positionsDiffer(name)
             }
             state.mailByType[ObjectIdentifier(M.self)] = codec
             state.mailByName[name] = codec
+            return nil
         }
+        if let refused { throw refused }
     }
 
     package func register<S: Hashable & Sendable & Codable>(
@@ -119,17 +125,23 @@ package final class WireRegistry: Sendable {
             },
             decode: { container in try container.decode(S.self, forKey: .sender) }
         )
-        try state.withLock { (state: inout State) throws(RegistrationError) in
-            try Self.check(
-                name,
-                codec.typeName,
-                nameOfType: state.senderByType[ObjectIdentifier(S.self)]?.name,
-                typeOfName: state.senderByName[name]?.typeName
-            )
+        let refused = state.withLock { (state: inout State) -> RegistrationError? in
+            do throws(RegistrationError) {
+                try Self.check(
+                    name,
+                    codec.typeName,
+                    nameOfType: state.senderByType[ObjectIdentifier(S.self)]?.name,
+                    typeOfName: state.senderByName[name]?.typeName
+                )
+            } catch {
+                return error
+            }
             state.senderByType[ObjectIdentifier(S.self)] = codec
             state.senderByType[ObjectIdentifier(S?.self)] = codec
             state.senderByName[name] = codec
+            return nil
         }
+        if let refused { throw refused }
     }
 
     package func mailCodec(for type: any Mail.Type) -> MailCodec? {

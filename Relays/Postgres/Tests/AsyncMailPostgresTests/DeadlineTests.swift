@@ -1,3 +1,4 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Synchronization
 import Testing
 
@@ -74,7 +75,7 @@ private struct Refused: Error {}
 
 /// Suspends its waiters, ignoring cancellation, until opened.
 private final class Gate: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Guarded<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
         await withCheckedContinuation { continuation in

@@ -1,4 +1,4 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import AsyncMailPostgres
 @_exported import AsyncMailTesting
 import Foundation
@@ -143,12 +143,13 @@ func makeRelay(
     return relay
 }
 
-/// A value shared between tasks, behind a lock.
+/// A value shared between tasks, behind a lock that ThreadSanitizer sees (a bare `Mutex` is a
+/// futex it does not: every access under one would be reported).
 final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let mutex: Guarded<Value>
 
     init(_ value: Value) {
-        mutex = Mutex(value)
+        mutex = Guarded(value)
     }
 
     func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
