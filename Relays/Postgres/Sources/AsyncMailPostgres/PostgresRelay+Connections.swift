@@ -33,6 +33,32 @@ extension PostgresRelay {
         _ = try? await Deadline.run(.seconds(1), cancellable: false) { try await connection.close() }
     }
 
+    /// Runs `session` on one connection after another until cancelled: a connection that cannot
+    /// be made, or a session that fails, is reported (``RelayEvent/disconnected(reason:)``, its
+    /// reason after `what`) and tried again after the backoff. Each connection is closed after
+    /// its session, however it ends.
+    func reconnecting(what: String = "", _ session: (PostgresConnection) async throws -> Void) async {
+        var attempt = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect()
+                attempt = 0
+                do {
+                    try await session(connection)
+                } catch {
+                    await close(connection)
+                    throw error
+                }
+                await close(connection)
+            } catch {
+                guard !Task.isCancelled else { return }
+                report(.disconnected(reason: what + Self.reason(error))) { $0.disconnects += 1 }
+                attempt += 1
+                guard await backoff(attempt: attempt) else { return }
+            }
+        }
+    }
+
     /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
     /// the upper, with jitter so that a fleet does not reconnect in step. False when cancelled.
     func backoff(attempt: Int) async -> Bool {

@@ -8,25 +8,7 @@ extension PostgresRelay {
     /// up (durable), then take mail as it is announced, while a heartbeat checks the connection
     /// from the moment it is open, so that no step can hang on a connection that stopped answering.
     func listen() async {
-        var attempt = 0
-        while !Task.isCancelled {
-            do {
-                let connection = try await connect()
-                attempt = 0
-                do {
-                    try await watch(connection)
-                } catch {
-                    await close(connection)
-                    throw error
-                }
-                await close(connection)
-            } catch {
-                guard !Task.isCancelled else { return }
-                report(.disconnected(reason: Self.reason(error))) { $0.disconnects += 1 }
-                attempt += 1
-                guard await backoff(attempt: attempt) else { return }
-            }
-        }
+        await reconnecting { connection in try await self.watch(connection) }
     }
 
     /// Listens on one connection, with its heartbeat beside it, until either fails.

@@ -8,25 +8,7 @@ extension PostgresRelay {
     /// Keeps presence until cancelled, reconnecting with backoff.
     func keepPresence() async {
         guard let settings = configuration.presence else { return }
-        var attempt = 0
-        while !Task.isCancelled {
-            do {
-                let connection = try await connect()
-                attempt = 0
-                do {
-                    try await keepPresence(settings, on: connection)
-                } catch {
-                    await close(connection)
-                    throw error
-                }
-                await close(connection)
-            } catch {
-                guard !Task.isCancelled else { return }
-                report(.disconnected(reason: "presence: " + Self.reason(error))) { $0.disconnects += 1 }
-                attempt += 1
-                guard await backoff(attempt: attempt) else { return }
-            }
-        }
+        await reconnecting(what: "presence: ") { connection in try await self.keepPresence(settings, on: connection) }
     }
 
     /// Removes this instance's entries at once, when it stops: tried on a connection of its own
