@@ -165,7 +165,8 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Presence: the instance `instance` (its ``PostgresRelay/origin``) wrote no heartbeat for
-    /// the presence expiry, so this relay removed its `entries` entries from every list. Reported
+    /// the presence expiry less two heartbeats, so this relay removed its `entries` entries from
+    /// every list (they are gone within the expiry). Reported
     /// by the one instance that removed them; counted in ``RelayCounters/presenceExpired``.
     public static func presenceExpired(instance: String, entries: Int) -> RelayEvent {
         RelayEvent(.presenceExpired, origin: instance, entries: entries)
