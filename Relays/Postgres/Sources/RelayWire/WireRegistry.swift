@@ -90,15 +90,13 @@ package final class WireRegistry: Sendable {
         )
         // The lock's body cannot throw: it says what is wrong, and this throws it.
         let refused = state.withLock { (state: inout State) -> RegistrationError? in
-            do throws(RegistrationError) {
-                try Self.check(
-                    name,
-                    codec.typeName,
-                    nameOfType: state.mailByType[ObjectIdentifier(M.self)]?.name,
-                    typeOfName: state.mailByName[name]?.typeName
-                )
-            } catch {
-                return error
+            if let refused = Self.conflict(
+                name,
+                codec.typeName,
+                nameOfType: state.mailByType[ObjectIdentifier(M.self)]?.name,
+                typeOfName: state.mailByName[name]?.typeName
+            ) {
+                return refused
             }
             if let registered = state.mailByName[name], registered.isFleetWide != fleetWide {
                 return .positionsDiffer(name)
@@ -126,15 +124,13 @@ package final class WireRegistry: Sendable {
             decode: { container in try container.decode(S.self, forKey: .sender) }
         )
         let refused = state.withLock { (state: inout State) -> RegistrationError? in
-            do throws(RegistrationError) {
-                try Self.check(
-                    name,
-                    codec.typeName,
-                    nameOfType: state.senderByType[ObjectIdentifier(S.self)]?.name,
-                    typeOfName: state.senderByName[name]?.typeName
-                )
-            } catch {
-                return error
+            if let refused = Self.conflict(
+                name,
+                codec.typeName,
+                nameOfType: state.senderByType[ObjectIdentifier(S.self)]?.name,
+                typeOfName: state.senderByName[name]?.typeName
+            ) {
+                return refused
             }
             state.senderByType[ObjectIdentifier(S.self)] = codec
             state.senderByType[ObjectIdentifier(S?.self)] = codec
@@ -171,15 +167,17 @@ package final class WireRegistry: Sendable {
         }
     }
 
-    /// Re-registering the same type under the same name is allowed; anything else is a clash.
-    private static func check(
+    /// Re-registering the same type under the same name is allowed; anything else is a clash,
+    /// returned rather than thrown so that a registration under the lock can say it.
+    private static func conflict(
         _ name: String,
         _ typeName: String,
         nameOfType: String?,
         typeOfName: String?
-    ) throws(RegistrationError) {
-        if let nameOfType, nameOfType != name { throw .typeAlreadyRegistered(typeName, as: nameOfType) }
-        if let typeOfName, typeOfName != typeName { throw .wireNameTaken(name, by: typeOfName) }
+    ) -> RegistrationError? {
+        if let nameOfType, nameOfType != name { return .typeAlreadyRegistered(typeName, as: nameOfType) }
+        if let typeOfName, typeOfName != typeName { return .wireNameTaken(name, by: typeOfName) }
+        return nil
     }
 }
 
