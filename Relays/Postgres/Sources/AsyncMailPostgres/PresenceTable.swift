@@ -27,13 +27,9 @@ struct PresenceTable: Sendable {
         self.logger = logger
     }
 
-    /// Creates the tables when missing.
+    /// Creates the tables when missing, under the relay table's set-up lock.
     func setUp(on connection: PostgresConnection) async throws {
-        try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
-                logger: logger
-            )
+        try await RelayTable.settingUp(on: connection, logger: logger) { connection in
             var exists = false
             let found = try await connection.query(
                 "SELECT to_regclass(\(Self.entries)) IS NOT NULL AND to_regclass(\(Self.instances)) IS NOT NULL",

@@ -23,16 +23,27 @@ struct RelayTable: Sendable {
         let counters: [DurableMode.Counter]
     }
 
-    /// Creates the table, its indexes and the counters table when missing, adds the numbering
-    /// columns to a table made by an earlier version, prefers lz4 for its payloads, and returns
-    /// where a new reader starts.
-    func setUp(on connection: PostgresConnection) async throws -> Start {
+    /// Runs `body` in a transaction that holds the set-up lock every relay's set-up takes:
+    /// two relays creating a table at once would collide on its type's name.
+    static func settingUp<Result: Sendable>(
+        on connection: PostgresConnection,
+        logger: Logger,
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         try await connection.withTransaction(logger: logger) { connection in
-            // Two relays creating the table at once would collide on its type's name.
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext('asyncmail-relay-setup'))",
                 logger: logger
             )
+            return try await body(connection)
+        }
+    }
+
+    /// Creates the table, its indexes and the counters table when missing, adds the numbering
+    /// columns to a table made by an earlier version, prefers lz4 for its payloads, and returns
+    /// where a new reader starts.
+    func setUp(on connection: PostgresConnection) async throws -> Start {
+        try await Self.settingUp(on: connection, logger: logger) { connection in
             // `CREATE … IF NOT EXISTS` needs the right to create even when the table exists:
             // each step only where something is missing, so that a role given the tables made
             // beforehand needs no right to create or alter them.
