@@ -14,7 +14,7 @@ extension ChatServer {
     ///
     /// Each connection is tracked in its room's presence, so `GET /rooms/{room}/presence` counts
     /// the whole fleet's; an instance killed with its connections open leaves every count within
-    /// CHAT_PRESENCE_EXPIRY seconds (default 15, at least 3).
+    /// CHAT_PRESENCE_EXPIRY seconds (default 15, at least 5: five heartbeats).
     static func makeRelay(for mailroom: Mailroom, environment: Environment, logger: Logger) throws -> PostgresRelay? {
         guard environment.get("CHAT_RELAY") == "postgres" else { return nil }
         var configuration = PostgresRelay.Configuration(

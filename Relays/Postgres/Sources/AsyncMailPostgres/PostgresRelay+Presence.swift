@@ -96,8 +96,10 @@ extension PostgresRelay {
         PresenceChanges(replica: presence, topic: topic)
     }
 
-    /// Counts joins and leaves, and the entries now listed.
+    /// Counts joins and leaves, and the entries now listed; nothing for a reading that changed
+    /// nothing, which most are.
     func countPresence(_ diff: PresenceDiff) {
+        guard !diff.isEmpty else { return }
         count {
             $0.presenceJoins.addSaturating(diff.joins.count)
             $0.presenceLeaves.addSaturating(diff.leaves.count)

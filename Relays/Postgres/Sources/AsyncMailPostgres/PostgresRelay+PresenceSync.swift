@@ -201,7 +201,7 @@ extension PostgresRelay {
             }
         }
         if rows.count > room {
-            let limit = configuration.presence?.maximumEntries ?? 0
+            let limit = presence.limit
             report(
                 .rejected(
                     reason: "presence holds more than \(limit) entries of other instances; the rest are not listed"

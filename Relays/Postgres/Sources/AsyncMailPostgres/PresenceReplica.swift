@@ -7,8 +7,7 @@
 /// Only the presence loop replaces other instances' entries, so a topic's rows are read and
 /// stored without a lock held across the read. Continuations are resumed after unlocking.
 final class PresenceReplica: Sendable {
-    /// A change to one of this instance's entries, not yet written: its metadata, or nil to
-    /// remove it.
+    /// Where one of this instance's entries is: its topic and key.
     struct Slot: Hashable {
         let topic: String
         let key: String
@@ -16,6 +15,7 @@ final class PresenceReplica: Sendable {
 
     /// What the presence loop is to do next, taken in one go.
     struct Work {
+        /// Changes to this instance's entries, not yet written: metadata, or nil to remove it.
         var writes: [Slot: [String: String]?] = [:]
         var topics: Set<String> = []
         var readAll = false
