@@ -104,6 +104,14 @@ extension PostgresRelay {
             $0.presenceJoins.addSaturating(diff.joins.count)
             $0.presenceLeaves.addSaturating(diff.leaves.count)
         }
-        metrics.presenceEntries(presence.count)
+        // A track on the caller's thread and a reading on the presence loop's can record in the
+        // other order than they counted; whoever records last checks it recorded what is listed.
+        var recorded = presence.count
+        while true {
+            metrics.presenceEntries(recorded)
+            let now = presence.count
+            if now == recorded { break }
+            recorded = now
+        }
     }
 }
