@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "AsyncMail",
-    // `Synchronization` (Mutex) sets the floor on Apple platforms.
+    // `Synchronization` (Atomic) sets the floor on Apple platforms.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "AsyncMail", targets: ["AsyncMail"]),
@@ -13,7 +13,9 @@ let package = Package(
         .library(name: "AsyncMailTesting", targets: ["AsyncMailTesting"]),
     ],
     targets: [
-        .target(name: "AsyncMail"),
+        // The lock AsyncMail's locks are made of: a futex that does not convoy (see its header).
+        .target(name: "CAsyncMail"),
+        .target(name: "AsyncMail", dependencies: ["CAsyncMail"]),
         .target(name: "AsyncMailFoundation", dependencies: ["AsyncMail"]),
         .target(name: "AsyncMailTesting", dependencies: ["AsyncMail"]),
         // What this package's own test targets share beyond AsyncMailTesting (a lock TSan can see).

@@ -6,7 +6,7 @@ import Testing
 
 /// An operation that ignores cancellation: it ends only when `release()` is called.
 final class Stuck: Sendable {
-    private let waiting = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let waiting = Locked<CheckedContinuation<Void, Never>?>(nil)
     private let (started, starting) = AsyncStream.makeStream(of: Void.self)
 
     func run() async {

@@ -19,7 +19,7 @@ private func awaitCount(
 
 /// Subscriptions kept alive by tasks that share them.
 private final class KeptStreams: Sendable {
-    let streams = Mutex<[AsyncStream<Ping>]>([])
+    let streams = Locked<[AsyncStream<Ping>]>([])
 }
 
 @Suite("Demand: subscriber counts as a sequence, and work that runs only while someone listens")

@@ -5,7 +5,7 @@ import Testing
 
 /// The posts a route took, for the relay these tests stand in for.
 private final class TakenPosts: Sendable {
-    private let posts = Mutex<[[Int]]>([])
+    private let posts = Locked<[[Int]]>([])
     let takes: Bool
 
     init(takes: Bool = true) { self.takes = takes }

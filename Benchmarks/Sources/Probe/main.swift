@@ -11,6 +11,7 @@
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
 //   swift run -c release Probe scaling         1-16 posting tasks on distinct rooms and types; a quiet post's p99 beside a fan-out
+//   swift run -c release Probe threads [SECONDS [ROUNDS [SHAPE]]]  1-16 OS threads posting synchronously (see Threads.swift)
 //   swift run -c release Probe history         heap per retained mail; resuming 10,000 missed mails against a raw stream
 //   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
 import AsyncMail
@@ -121,6 +122,14 @@ if arguments.first == "stalled" {
         let (held, receipt) = await heldAfterPosts(subscribe)
         print("stalled consumer, \(posts) x 1 KB, \(name): \(held / 1_024) KB held | \(receipt)")
     }
+    exit(0)
+}
+
+if arguments.first == "threads" {
+    let rest = Array(arguments.dropFirst())
+    let seconds = rest.first.flatMap(Double.init) ?? 0.5
+    let rounds = rest.dropFirst().first.flatMap(Int.init) ?? 3
+    await runThreads(seconds: seconds, rounds: rounds, only: rest.dropFirst(2).first)
     exit(0)
 }
 

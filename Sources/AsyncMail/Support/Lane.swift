@@ -1,17 +1,16 @@
-import Synchronization
-
 /// A lock held while a post yields: the lock of one room, or of one type (see `Lanes`).
 ///
 /// Taken with `lock()` and `unlock()` in straight-line code rather than through a ``Locked``'s
 /// closure: a post takes one or two lanes around the same delivery, and closures nested in
 /// closures made the compiler copy the delivery into every branch and call it out of line. The
-/// mutex is the standard library's `Mutex`, whose uncontended lock and unlock are one
-/// compare-and-exchange each in line, where a pthread mutex is two calls (figures in
-/// `Benchmarks/README.md`). ThreadSanitizer does not see that mutex, so the lane annotates its critical
-/// sections as ``Locked`` does; `IndependenceTests` and the lane stress test run under it in CI.
+/// lock is a ``RawLock``, whose uncontended lock and unlock are one atomic operation each in
+/// line, and which lets a running thread take it before a woken one, so that posts sharing a
+/// room never convoy (figures in `Benchmarks/README.md`). ThreadSanitizer does not see it, so the
+/// lane annotates its critical sections as ``Locked`` does; `IndependenceTests` and the lane
+/// stress test run under it in CI.
 @usableFromInline
 package final class Lane: Sendable {
-    @usableFromInline let _mutex = Mutex<Void>(())
+    @usableFromInline let _lock = RawLock()
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
     @inlinable
@@ -20,7 +19,7 @@ package final class Lane: Sendable {
     /// Waits for the lane and takes it. Never called by a thread that holds it (see `DeliveryScope`).
     @inlinable @inline(__always)
     func lock() {
-        _mutex._unsafeLock()
+        _lock.lock()
         _threadSanitizer?.acquire(self)
     }
 
@@ -28,7 +27,7 @@ package final class Lane: Sendable {
     @inlinable @inline(__always)
     func unlock() {
         _threadSanitizer?.release(self)
-        _mutex._unsafeUnlock()
+        _lock.unlock()
     }
 
     /// Runs `body` holding the lane.
@@ -41,8 +40,8 @@ package final class Lane: Sendable {
 
     /// Whether a thread holds the lane right now; for tests, which ask while the holder is parked.
     package var isHeld: Bool {
-        guard _mutex._unsafeTryLock() else { return true }
-        _mutex._unsafeUnlock()
+        guard _lock.tryLock() else { return true }
+        _lock.unlock()
         return false
     }
 }

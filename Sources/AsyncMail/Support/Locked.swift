@@ -1,33 +1,42 @@
-import Synchronization
-
-/// A value behind a lock that ThreadSanitizer sees: every lock in AsyncMail is one of these.
+/// A value behind a lock that ThreadSanitizer sees: every lock in AsyncMail is one of these, or
+/// a ``Lane``, and both are a ``RawLock``, which does not convoy under contention.
 ///
-/// `Synchronization.Mutex` on Linux is a futex that ThreadSanitizer does not instrument, so
-/// every access made under it would look like a race. `withLock` tells ThreadSanitizer, when the
+/// A ``RawLock`` parks threads on a futex that ThreadSanitizer does not instrument, so every
+/// access made under it would look like a race. `withLock` tells ThreadSanitizer, when the
 /// process runs under it, about the happens-before edge the lock really provides (see
 /// ``ThreadSanitizer``); accesses made outside the lock get no such edge and are still reported.
 ///
 /// A class, so that the annotation has an address of its own and a lock can be handed from one
 /// place to another (a post takes a room's lock after looking the room up).
+///
+/// Why `@unchecked Sendable` is safe: `state`, the one mutable property, is only reached through
+/// `withLock`, which holds the lock for the whole access; the value comes in as `sending`, so no
+/// other reference to it survives outside. That is also why it skips the run-time exclusivity
+/// check: two accesses can only overlap on one thread by calling `withLock` from its own body,
+/// which the lock, not being recursive, forbids. Every suite takes these locks from many threads,
+/// and CI runs them under ThreadSanitizer.
 @usableFromInline
-package final class Locked<State: ~Copyable>: Sendable {
-    @usableFromInline let _mutex: Mutex<State>
+package final class Locked<State: ~Copyable>: @unchecked Sendable {
+    @usableFromInline let _lock = RawLock()
+    @usableFromInline @exclusivity(unchecked) var _state: State
     /// Read once here: a static read on every lock would cost a lazy-initialisation check.
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
     @inlinable
     package init(_ state: consuming sending State) {
-        _mutex = Mutex(state)
+        _state = state
     }
 
     /// Runs `body` holding the lock. Never call it again from `body`: the lock is not recursive.
     @inlinable @inline(__always)
     package func withLock<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
-        _mutex.withLock { state in
-            _threadSanitizer?.acquire(self)
-            defer { _threadSanitizer?.release(self) }
-            return body(&state)
+        _lock.lock()
+        _threadSanitizer?.acquire(self)
+        defer {
+            _threadSanitizer?.release(self)
+            _lock.unlock()
         }
+        return body(&_state)
     }
 }
 
