@@ -6,27 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build -c release --product Probe >/dev/null
-# A second build keeps the two functions a post runs under shared locks out of line, so that
-# callgrind can count them alone (see the end); the first has them inlined, as users get them.
-swift build -c release --product Probe --scratch-path .build-shared-locks -Xswiftc -DASYNCMAIL_COUNT_SHARED_LOCKS >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # valgrind 3.19 cannot read the DWARF 5 debug info that Swift 6.3 emits (it stops at "unhandled
 # dwarf2 abbrev form code 0x25"); a copy without it runs.
 strip -g -o "$work/Probe" .build/release/Probe
-strip -g -o "$work/ProbeSharedLocks" .build-shared-locks/release/Probe
 
 # Instructions for `posts` posts: the run's total less that of a run with half as many posts,
 # which leaves out start-up and building the crowd.
-# With COLLECT set to function patterns (space-separated), only the instructions inside matching
-# functions count; PROBE picks the build (Probe or ProbeSharedLocks).
 per_post() {
-    local counts=() collect=() patterns=()
-    read -r -a patterns <<<"${COLLECT:-}"
-    for pattern in "${patterns[@]}"; do collect+=("--toggle-collect=$pattern"); done
+    local counts=()
     for posts in 10000 20000; do
-        counts+=("$(SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "${collect[@]}" \
-            "$work/${PROBE:-Probe}" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
+        counts+=("$(SWIFT_DETERMINISTIC_HASHING=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+            "$work/Probe" count "$1" "$2" "$posts" "${@:3}" 2>&1 | sed -n 's/.*Collected : //p')")
     done
     echo $(((counts[1] - counts[0]) / 10000))
 }
@@ -55,15 +47,6 @@ for crowd in types values objects; do
     printf '%-36s %8s\n' "observed, $crowd shape, alone" "$(per_post "$crowd" alone observed)"
 done
 
-# The share of a post's instructions spent holding a lock that a post to another room (or type)
-# also takes: the registry look-up (`Registry.lookUp`) and the capture under the type's index
-# (`RouteTable.capturePost`), each kept out of line in the second build. Taking and releasing the
-# two locks is not counted (about 20 instructions each, uncontended); everything done while
-# holding them is. The whole post is counted in the same build, so the share is of like with like.
-printf '\n%-36s %8s %8s %8s\n' "Under a lock other rooms take" post shared share
-for crowd in values objects; do
-    whole=$(PROBE=ProbeSharedLocks per_post "$crowd" beside)
-    shared=$(PROBE=ProbeSharedLocks COLLECT='*RegistryV6lookUp* *RouteTableC11capturePost*' per_post "$crowd" beside)
-    label="post to 1 of 10k $crowd rooms"
-    printf '%-36s %8s %8s %8s\n' "$label" "$whole" "$shared" "$(python3 -c "print(f'{100 * $shared / $whole:.1f}%')")"
-done
+# What a post does under a lock that a post to another room also takes is no longer counted here:
+# a post takes none (Architecture article), and contention is measured with threads, not
+# instructions (`swift run -c release Probe threads`, figures in README.md).

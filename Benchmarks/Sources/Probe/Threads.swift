@@ -24,12 +24,21 @@ struct ThreadPoster: Sendable {
 
 /// Subscribes once (newest mail only, never read: the figure is the posting side's) and returns
 /// a synchronous post to that place: room `room` of `M`, or every sender of `M` when nil.
-func syncPoster<M: Blank>(_ type: M.Type, room: Int?, on mailroom: Mailroom, subscribe: Bool = true) async
+func syncPoster<M: Blank>(
+    _ type: M.Type,
+    room: Int?,
+    on mailroom: Mailroom,
+    subscribe: Bool = true
+) async
     -> ThreadPoster
 {
     let stream: AsyncStream<M>? =
         subscribe
-        ? await mailroom.subscribe(to: M.self, from: room.map { .only($0) } ?? .everyone, bufferingPolicy: .bufferingNewest(1))
+        ? await mailroom.subscribe(
+            to: M.self,
+            from: room.map { .only($0) } ?? .everyone,
+            bufferingPolicy: .bufferingNewest(1)
+        )
         : nil
     if let room {
         return ThreadPoster {
@@ -162,7 +171,10 @@ func runThreads(seconds: Double, rounds: Int, only: String?) async {
         )
         if let separate {
             let cells = counts.map { String(format: "%d: %.2fx", $0, (separate[$0] ?? 0) / (separate[1] ?? 1)) }
-            print("  the same, separate mailrooms: 16 threads \(String(format: "%.2f", (separate[16] ?? 0) / 1e6)) M/s | " + cells.joined(separator: ", "))
+            print(
+                "  the same, separate mailrooms: 16 threads \(String(format: "%.2f", (separate[16] ?? 0) / 1e6)) M/s | "
+                    + cells.joined(separator: ", ")
+            )
         }
     }
 }

@@ -70,6 +70,12 @@ struct Lanes: Sendable {
         return body()
     }
 
+    /// Whether these are exactly the lanes `other` holds.
+    @inlinable
+    func holdsTheSameLanes(as other: Lanes) -> Bool {
+        _type === other._type && _room === other._room
+    }
+
     /// Whether a post holding these lanes waits for one holding `other`.
     func sharesALock(with other: Lanes) -> Bool {
         func same(_ lhs: Lane?, _ rhs: Lane?) -> Bool {

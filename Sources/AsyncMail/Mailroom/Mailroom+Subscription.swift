@@ -16,17 +16,17 @@ extension Mailroom {
     ) -> RegisteredStream<M> {
         let place: TableRoute
         let sender: AnyObject?
-        let replay: ((RouteTable<M>) -> M?)?
+        let replay: ((RouteTable<M>, RouteShard<M>?) -> M?)?
         switch senders._kind {
         case .everyone:
             (place, sender) = (.everyone, nil)
-            replay = { $0._latest?._newest }
+            replay = { table, _ in table.newest() }
         case .object(let object):
             (place, sender) = (.object(ObjectIdentifier(object)), object)
-            replay = { $0._latest?.newest(from: .object(ObjectSender(object))) }
+            replay = { table, shard in shard.flatMap { table.newest(from: .object(ObjectSender(object)), in: $0) } }
         case .value(let key):
             (place, sender) = (.value(key), nil)
-            replay = { $0._latest?.newest(from: .value(key)) }
+            replay = { table, shard in shard.flatMap { table.newest(from: .value(key), in: $0) } }
         }
         return _switchboard.subscribe(
             Filing(
@@ -63,7 +63,7 @@ extension Mailroom {
                 accepts: accepts,
                 endSignal: endSignal,
                 handsOnContext: handsOnContext,
-                replay: startingWithLatest ? { $0._latest?.newest(fromAny: S.self) } : nil
+                replay: startingWithLatest ? { table, _ in table.newest(fromAny: S.self) } : nil
             )
         )
     }

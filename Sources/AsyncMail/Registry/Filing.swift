@@ -15,8 +15,10 @@ struct Filing<M: Mail, Element: Sendable> {
     /// Whether its consumer hands each mail's context on (an observation), so the contexts of
     /// its buffered mail are kept under instrumentation (see ``PostContexts``).
     @usableFromInline let _handsOnContext: Bool
-    /// Reads the mail to start with from `M`'s table, for a subscription `startingWithLatest`.
-    @usableFromInline let _replay: ((RouteTable<M>) -> Element?)?
+    /// Reads the mail to start with from `M`'s table, for a subscription `startingWithLatest`:
+    /// given the room's shard for a subscription to one room, nil for one that hears several
+    /// (which reads every shard); called holding what it reads.
+    @usableFromInline let _replay: ((RouteTable<M>, RouteShard<M>?) -> Element?)?
 
     @inlinable
     init(
@@ -26,7 +28,7 @@ struct Filing<M: Mail, Element: Sendable> {
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal? = nil,
         handsOnContext: Bool = false,
-        replay: ((RouteTable<M>) -> Element?)? = nil
+        replay: ((RouteTable<M>, RouteShard<M>?) -> Element?)? = nil
     ) {
         self._route = route
         self._sender = sender

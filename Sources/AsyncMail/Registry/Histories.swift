@@ -9,10 +9,16 @@ final class Histories: Sendable {
     /// type whose bit a history-keeping one set only looks its history up and finds none. Bits are
     /// only set, since a type that keeps history keeps it until `close()`.
     @usableFromInline let _keeping = Atomic<UInt64>(0)
-    /// The histories by type, and the epoch: drawn once per mailroom, when it first keeps history
-    /// (a mailroom that never does pays nothing for it), so that a position from another mailroom,
-    /// or from this one before a restart, is recognised (two epochs collide by chance in one of 2^64).
-    private let types = Locked<(histories: [ObjectIdentifier: any Sendable], epoch: UInt64?)>(([:], nil))
+    /// The histories by type, found by a post with no lock (see ``TypeMap``); each stays, closed
+    /// by `close()`, until the mailroom goes.
+    @usableFromInline let _histories = TypeMap()
+    /// Set by `close()`: from then on no history is found.
+    @usableFromInline let _isClosed = Atomic<Bool>(false)
+    /// The epoch: drawn once per mailroom, when it first keeps history (a mailroom that never does
+    /// pays nothing for it), so that a position from another mailroom, or from this one before a
+    /// restart, is recognised (two epochs collide by chance in one of 2^64). Also taken to make a
+    /// history, so that two callers make one.
+    private let epoch = Locked<UInt64?>(nil)
 
     init() {}
 
@@ -28,9 +34,13 @@ final class Histories: Sendable {
     }
 
     /// The type's history, if it keeps one.
-    @usableFromInline
+    ///
+    /// The one place a history's type is taken on trust: a history is only ever filed under the
+    /// identity of its own mail type (see ``find(_:orMakeWith:maxAge:)``).
+    @inlinable
     func history<M: Mail>(for type: M.Type) -> History<M>? {
-        types.withLock { $0.histories[ObjectIdentifier(M.self)] }.map { $0 as! History<M> }
+        guard !_isClosed.load(ordering: .acquiring) else { return nil }
+        return _histories.object(for: ObjectIdentifier(M.self), as: History<M>.self)
     }
 
     /// Makes the type keep history within these limits, or changes its limits.
@@ -50,12 +60,15 @@ final class Histories: Sendable {
         orMakeWith count: Int?,
         maxAge: Duration?
     ) -> (history: History<M>, existed: Bool) {
-        types.withLock { types -> (History<M>, Bool) in
-            if let history = types.histories[ObjectIdentifier(M.self)] { return (history as! History<M>, true) }
-            let epoch = types.epoch ?? UInt64.random(in: 1...UInt64.max)
-            types.epoch = epoch
-            let history = History<M>(epoch: epoch, count: count, maxAge: maxAge)
-            types.histories[ObjectIdentifier(M.self)] = history
+        epoch.withLock { epoch -> (History<M>, Bool) in
+            if let history = _histories.object(for: ObjectIdentifier(M.self), as: History<M>.self) {
+                return (history, true)
+            }
+            let drawn = epoch ?? UInt64.random(in: 1...UInt64.max)
+            epoch = drawn
+            let history = _histories.object(for: ObjectIdentifier(M.self), as: History<M>.self) {
+                History<M>(epoch: drawn, count: count, maxAge: maxAge)
+            }
             _keeping.bitwiseOr(Self.bit(M.self), ordering: .releasing)
             return (history, false)
         }
@@ -63,11 +76,8 @@ final class Histories: Sendable {
 
     /// Closes every history: its subscriptions end, its mail is released.
     func close() {
-        let histories = types.withLock { types in
-            defer { types.histories = [:] }
-            return Array(types.histories.values)
-        }
-        for history in histories { (history as? any ClosableHistory)?.close() }
+        _isClosed.store(true, ordering: .releasing)
+        for history in _histories.objects { (history as? any ClosableHistory)?.close() }
     }
 }
 

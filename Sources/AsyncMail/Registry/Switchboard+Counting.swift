@@ -4,41 +4,35 @@ extension Switchboard {
     /// Opts `M` in to keeping its latest mail; idempotent.
     @usableFromInline
     func retainLatest<M: Mail>(_ type: M.Type) {
-        while let table = openTable(for: M.self) {
-            let kept = table.withIndex { () -> Bool in
-                guard !table.isRetired else { return false }
-                if table._latest == nil { table._latest = LatestMail() }
-                return true
-            }
-            if kept { return }
-        }
+        openTable(for: M.self)?.keepLatest()
     }
 
     /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
-        readKept(M.self) { kept in key.map { kept.newest(from: $0) } ?? kept._newest }
+        guard let table = existingTable(for: M.self) else { return nil }
+        let (result, swept) = table.withAllShards { () -> (M?, [M]) in
+            guard !table.isRetired else { return (nil, []) }
+            let swept = table._shards.flatMap { table.sweepKeptMail(in: $0) }
+            guard let key else { return (table.newest(), swept) }
+            let index = RouteTable<M>.shardIndex(key.roomLookup)
+            let shard = table.shardsByIndex().first { $0.index == index }?.shard
+            return (shard.flatMap { table.newest(from: key, in: $0) }, swept)
+        }
+        _ = swept  // released here, holding nothing: a mail's deinit is user code
+        return result
     }
 
     /// The newest mail of `M` from any sender of type `S`, after dropping departed senders' mail.
     @usableFromInline
     func latest<M: Mail, S: Sendable>(_ type: M.Type, fromAny senderType: S.Type) -> Envelope<M, S>? {
-        readKept(M.self) { $0.newest(fromAny: S.self) }
-    }
-
-    /// Reads `M`'s kept mail under its table's index, after sweeping departed senders' mail, which
-    /// is released once the lock is; nil when the type keeps nothing.
-    private func readKept<M: Mail, Result: Sendable>(
-        _ type: M.Type,
-        _ read: (LatestMail<M>) -> Result?
-    ) -> Result? {
-        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return nil }
-        let (result, afterUnlock) = table.withIndex { () -> (Result?, AfterUnlock<[M]>) in
-            guard !table.isRetired, let kept = table._latest else { return (nil, AfterUnlock(releasing: [])) }
-            let afterUnlock = AfterUnlock(releasing: kept.sweep())
-            return (read(kept), afterUnlock)
+        guard let table = existingTable(for: M.self) else { return nil }
+        let (result, swept) = table.withAllShards { () -> (Envelope<M, S>?, [M]) in
+            guard !table.isRetired else { return (nil, []) }
+            let swept = table._shards.flatMap { table.sweepKeptMail(in: $0) }
+            return (table.newest(fromAny: S.self), swept)
         }
-        afterUnlock.perform()
+        _ = swept
         return result
     }
 
@@ -57,48 +51,47 @@ extension Switchboard {
 
     @usableFromInline
     func subscriberCount<M: Mail>(_ type: M.Type, counting counted: Counted) -> Int {
-        guard let table = withRegistry({ $0.existingTable(for: M.self) }) else {
+        guard let table = existingTable(for: M.self), !table.isRetired else {
             return positionedCount(M.self, counting: counted)
         }
-        let (count, afterUnlock, retired) = table.withIndex { () -> (Int, AfterUnlock<[M]>, Bool) in
-            guard !table.isRetired else { return (0, AfterUnlock(releasing: []), false) }
-            let afterUnlock = AfterUnlock(
-                finishing: table.sweepDepartedSenders(),
-                releasing: table._latest?.sweep() ?? []
-            )
-            let count: Int
-            switch counted {
-            case .all: count = table._count
-            case .hearing(let key): count = table.count(hearing: key)
-            case .senderType(let type): count = table._bySenderType[type]?.count ?? 0
-            }
-            return (count, afterUnlock, table.retireIfUnused())
+        // A count first ends the subscriptions of departed senders, and drops their kept mail.
+        let departed = table.sweepDepartedSenders()
+        let swept = table.shards.map { shard in shard.withLock { table.sweepKeptMail(in: shard) } }
+        let count: Int
+        switch counted {
+        case .all: count = table._count.load(ordering: .relaxed)
+        case .hearing(let key): count = table.count(hearing: key)
+        case .senderType(let type): count = table.count(ofSenderType: type)
         }
-        if retired { forget(table) }
-        afterUnlock.perform()
+        for continuation in departed { continuation.finish() }
+        _ = swept  // released here, holding nothing
         return count + positionedCount(M.self, counting: counted)
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.
     ///
-    /// The route tables leave the registry under its lock, each is retired and emptied under its
-    /// own, and they are released holding no lock: they hold kept mail and filters, whose deinits
-    /// are user code.
+    /// Each route table is retired and emptied holding its locks, and what it held is released
+    /// holding none: kept mail and filters, whose deinits are user code. The tables stay, empty,
+    /// until the switchboard goes (see ``TypeMap``).
     @usableFromInline
     func close() {
         let (tables, taps, actions) = withRegistry {
             registry -> ([any AnyRouteTable], [any Finishable], [@Sendable () -> Void]) in
             registry._isClosed = true
-            registry._recent = nil
-            registry._tapSnapshot = nil
-            defer {
-                registry._tables = [:]
-                registry._closeActions = [:]
-            }
-            return (Array(registry._tables.values), registry._taps.removeAll(), Array(registry._closeActions.values))
+            let taps = _taps.removeAll()
+            tapsChanged()
+            defer { registry._closeActions = [:] }
+            return (_tables.objects.compactMap { $0 as? any AnyRouteTable }, taps, Array(registry._closeActions.values))
         }
-        let afterUnlock = AfterUnlock(finishing: taps + tables.flatMap { $0.close() }, releasing: tables)
-        afterUnlock.perform()
+        var finishing = taps
+        var releasing: [any Sendable] = []
+        for table in tables {
+            let closed = table.close()
+            finishing += closed.finishing
+            releasing += closed.releasing
+        }
+        for continuation in finishing { continuation.finish() }
+        _ = releasing
         _histories.close()
         _demand.close()
         for action in actions { action() }

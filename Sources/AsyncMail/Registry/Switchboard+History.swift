@@ -12,8 +12,8 @@ extension Switchboard {
     ) -> Receipt {
         let context = _instrumentation?.currentContext()
         var routed = false
-        let (receipt, afterUnlock) =
-            history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>)? in
+        let (receipt, departed) =
+            history.withOrder { () -> (Receipt, [any Finishable])? in
                 var keeping: History<M>? = history
                 if let route = history.route {
                     // The relay delivers it once its table has given it a position; what it cannot
@@ -23,8 +23,8 @@ extension Switchboard {
                     keeping = nil
                 }
                 return deliverWithHistory(mails, from: sender, key: key, context: context, keepingIn: keeping)
-            } ?? (Receipt(), AfterUnlock(releasing: nil))
-        afterUnlock.perform()
+            } ?? (Receipt(), [])
+        for continuation in departed { continuation.finish() }
         // A post the relay took is counted once, when the relay delivers it.
         if !routed { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
         _deferred.run()
@@ -40,9 +40,10 @@ extension Switchboard {
         key: SenderKey,
         context: PostContext?,
         keepingIn history: History<M>?
-    ) -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) {
-        let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: mails.last)
-        let receipt = inOrder(lanes) {
+    ) -> (Receipt, [any Finishable]) {
+        deliverCaptured(M.self, from: sender, key: key, recording: mails.last, context: context) {
+            recipients,
+            context in
             let delivered =
                 mails.count == 1
                 ? recipients.deliver(mails[0], from: sender, context: context)
@@ -50,7 +51,6 @@ extension Switchboard {
             guard let history else { return delivered }
             return delivered + history.deliver(mails, from: HistorySender(key))
         }
-        return (receipt, afterUnlock)
     }
 
     /// Hands a post to the relay that routes its type, holding the taps' lane so that it reaches
@@ -61,7 +61,7 @@ extension Switchboard {
         context: PostContext?,
         through route: History<M>.Route
     ) -> Bool {
-        let lane = withRegistry { $0._taps._lane }
+        let lane = _taps._lane
         let posted = mails.indices.map { index in
             PostedMail(
                 mail: mails[index],
@@ -94,16 +94,16 @@ extension Switchboard {
         let key = sender.map { SenderKey($0) } ?? .none
         let history = _histories.keepingNothingUnlessKept(M.self)
         let context = _instrumentation?.currentContext()
-        let (receipt, afterUnlock) = history.withOrder { () -> (Receipt, AfterUnlock<LatestMail<M>.Displaced?>) in
+        let (receipt, departed) = history.withOrder { () -> (Receipt, [any Finishable]) in
             let skip = history.prepare(epoch: epoch, first: first, count: mails.count)
             let mails = Array(mails.dropFirst(skip))
-            guard !mails.isEmpty else { return (Receipt(), AfterUnlock(releasing: nil)) }
+            guard !mails.isEmpty else { return (Receipt(), []) }
             guard live else {
-                return (history.deliver(mails, from: HistorySender(key), live: false), AfterUnlock(releasing: nil))
+                return (history.deliver(mails, from: HistorySender(key), live: false), [])
             }
             return deliverWithHistory(mails, from: sender, key: key, context: context, keepingIn: history)
         }
-        afterUnlock.perform()
+        for continuation in departed { continuation.finish() }
         if live { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
         _deferred.run()
         return receipt

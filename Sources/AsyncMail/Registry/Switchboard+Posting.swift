@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Switchboard {
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
@@ -141,10 +143,15 @@ extension Switchboard {
                 deliver: deliver
             )
         }
-        let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
-        let receipt = inOrder(lanes) { deliver(recipients, nil) }
-        afterUnlock.perform()
-        _ = recipients  // the snapshot may hold the last reference to a subscription: released here
+        let (receipt, departed) = deliverCaptured(
+            M.self,
+            from: sender,
+            key: key,
+            recording: last,
+            context: nil,
+            deliver: deliver
+        )
+        for continuation in departed { continuation.finish() }
         _deferred.run()  // posts this post's filters made, now that its lanes are free
         return receipt
     }
@@ -162,62 +169,176 @@ extension Switchboard {
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> Receipt {
         let context = instrumentation.currentContext()
-        let (recipients, lanes, afterUnlock) = capture(M.self, from: sender, key: key, recording: last)
-        let receipt = inOrder(lanes) { deliver(recipients, context) }
-        afterUnlock.perform()
-        _ = recipients
+        let (receipt, departed) = deliverCaptured(
+            M.self,
+            from: sender,
+            key: key,
+            recording: last,
+            context: context,
+            deliver: deliver
+        )
+        for continuation in departed { continuation.finish() }
         instrumentation.didPost(M.self, mails: mails, receipt: receipt)
         _deferred.run()
         return receipt
     }
 
-    /// Captures who a post must reach and the lanes it holds while it yields, after the table's
-    /// housekeeping for the post.
+    /// Captures who a post must reach and the lanes it holds while it yields, and delivers to
+    /// them holding those lanes; returns the receipt and the streams of departed senders the
+    /// post's sweep found, for the caller to finish holding nothing.
     ///
-    /// Recipients are captured before the lanes are taken: posts still reach every shared
-    /// subscriber in the order they take the lanes, and a subscription filed after the capture
-    /// (which the post does not reach) was filed after the post began. Capturing under `index`
-    /// also orders the post against a replaying subscribe, which reads the kept mail there.
+    /// The type's table is found with no lock (``TypeMap``), and the recipients are captured
+    /// holding only the lock of the shard the post's room falls in: nothing else a post to
+    /// another room or type takes. Recipients are captured before the lanes are taken: posts
+    /// still reach every shared subscriber in the order they take the lanes, and a subscription
+    /// filed after the capture (which the post does not reach) was filed after the post began.
     ///
-    /// Everything a post does under a lock that a post to another room also takes happens in
-    /// here: in `Registry.lookUp` and `RouteTable.capturePost`.
-    @inlinable
-    func capture<M: Mail, S: Sendable>(
+    /// A type that keeps its latest mail records the post *after* taking its lanes, in
+    /// ``deliverRecording(_:from:key:recording:context:deliver:)``, so that the kept mail is
+    /// always the newest delivered in those lanes, which a replaying subscribe reads holding one
+    /// of them.
+    @inlinable @inline(__always)
+    func deliverCaptured<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
         key: SenderKey,
-        recording mail: M?
-    ) -> (Recipients<M, S>, Lanes, AfterUnlock<LatestMail<M>.Displaced?>) {
-        let (table, taps) = withRegistry { $0.lookUp(M.self) }
-        // Written in place under the lock rather than returned through it: a tuple of these
-        // generic values returned through the lock's closure was copied and destroyed by
-        // value witnesses on every post.
+        recording last: M?,
+        context: PostContext?,
+        deliver: (Recipients<M, S>, PostContext?) -> Receipt
+    ) -> (receipt: Receipt, departed: [any Finishable]) {
         var recipients = Recipients<M, S>()
         var lanes = Lanes()
-        var afterUnlock = AfterUnlock<LatestMail<M>.Displaced?>(releasing: nil)
-        var check = RoomCheck<M>.none
-        if let table {
+        var departed: [any Finishable] = []
+        // The table, if the type keeps its latest mail and this post has one to keep.
+        let recording: RouteTable<M>? = withTable(of: M.self) { table in
+            guard let table else { return nil }
+            departed = table.sweepAfterPost()
             let lookup = key.roomLookup
-            let (captured, retired) = table.withIndex {
-                table.capturePost(
-                    mail,
-                    from: sender,
-                    key: key,
-                    room: lookup,
-                    into: &recipients,
-                    lanes: &lanes,
-                    check: &check,
-                    afterUnlock: &afterUnlock
-                )
+            var check = RoomCheck<M>.none
+            let keeps = table.withShard(RouteTable<M>.shardIndex(lookup)) { shard -> Bool in
+                shard.withLock {
+                    guard !table.isRetired else { return false }
+                    if last != nil, shard._latest != nil { return true }
+                    table.capture(
+                        from: sender,
+                        key: key,
+                        room: lookup,
+                        in: shard,
+                        into: &recipients,
+                        lanes: &lanes,
+                        check: &check
+                    )
+                    return false
+                }
             }
-            if retired { forget(table) }
+            if keeps { return table }
             // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
-            if captured, !check.holds(for: sender, key: key) {
+            if !check.holds(for: sender, key: key) {
                 recipients._pinned = nil
                 lanes = lanes.withoutRoom
             }
+            return nil
         }
-        recipients._taps = taps
-        return (recipients, lanes, afterUnlock)
+        let receipt: Receipt
+        if let recording, let last {
+            receipt = deliverRecording(
+                recording,
+                from: sender,
+                key: key,
+                recording: last,
+                context: context,
+                deliver: deliver
+            )
+        } else {
+            recipients._taps = taps
+            receipt = inOrder(lanes) { deliver(recipients, context) }
+        }
+        _ = recipients  // the snapshot may hold the last reference to a subscription: released here
+        return (receipt, departed)
+    }
+
+    /// A post of a type that keeps its latest mail: it finds the lanes it must hold, takes them,
+    /// and then, in one step under its shard's lock, checks that those are still its lanes,
+    /// records its mail as the latest and captures its recipients; it delivers holding the lanes.
+    ///
+    /// Recording and taking a place in line are one step, so a replaying subscribe (which reads
+    /// the kept mail holding one of the post's lanes) can never replay a mail that a post
+    /// delivered after it overtakes: every subscriber, the replaying one too, hears the posts of
+    /// one lane in one order. Should a subscription change the lanes in between (a first
+    /// subscription to the room, or one to every sender), the post lets go and looks again.
+    @inlinable @inline(never)
+    func deliverRecording<M: Mail, S: Sendable>(
+        _ table: RouteTable<M>,
+        from sender: S?,
+        key: SenderKey,
+        recording mail: M,
+        context: PostContext?,
+        deliver: (Recipients<M, S>, PostContext?) -> Receipt
+    ) -> Receipt {
+        let lookup = key.roomLookup
+        let index = RouteTable<M>.shardIndex(lookup)
+        while true {
+            var found = Recipients<M, S>()
+            var lanes = Lanes()
+            var check = RoomCheck<M>.none
+            let open = table.withShard(index) { shard in
+                shard.withLock { () -> Bool in
+                    guard !table.isRetired else { return false }
+                    table.capture(
+                        from: sender,
+                        key: key,
+                        room: lookup,
+                        in: shard,
+                        into: &found,
+                        lanes: &lanes,
+                        check: &check
+                    )
+                    return true
+                }
+            }
+            guard open else { return Receipt() }
+            // A room that is not the sender's (see `RoomCheck`) stays dropped when found again.
+            var dropped: Lane?
+            if !check.holds(for: sender, key: key) {
+                dropped = lanes._room
+                lanes = lanes.withoutRoom
+            }
+            var displaced: LatestMail<M>.Displaced?
+            let receipt = inOrder(lanes) { () -> Receipt? in
+                var recipients = Recipients<M, S>()
+                var now = Lanes()
+                var ignored = RoomCheck<M>.none
+                let inLine = table.withShard(index) { shard in
+                    shard.withLock { () -> Bool in
+                        guard !table.isRetired else { return true }
+                        table.capture(
+                            from: sender,
+                            key: key,
+                            room: lookup,
+                            in: shard,
+                            into: &recipients,
+                            lanes: &now,
+                            check: &ignored
+                        )
+                        if let dropped, now._room === dropped {
+                            recipients._pinned = nil
+                            now = now.withoutRoom
+                        }
+                        guard now.holdsTheSameLanes(as: lanes) else { return false }
+                        let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
+                        displaced = shard._latest?.record(mail, key: key, serial: serial)
+                        displaced?._newest = table.recordNewest(mail)
+                        return true
+                    }
+                }
+                guard inLine else { return nil }
+                recipients._taps = taps
+                return deliver(recipients, context)
+            }
+            // Holding no shard's lock: sweeps every shard's kept mail once enough senders came.
+            let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
+            _ = (displaced, swept)  // released here, holding nothing: a mail's deinit is user code
+            if let receipt { return receipt }
+        }
     }
 }

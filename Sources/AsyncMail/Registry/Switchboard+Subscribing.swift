@@ -43,8 +43,8 @@ extension Switchboard {
         case .tap:
             displaced = withRegistry { registry in
                 guard !registry._isClosed, let tap = subscriber as? Subscriber<PostedMail> else { return nil }
-                registry._taps.add(tap)
-                registry.tapsChanged()
+                _taps.add(tap)
+                tapsChanged()
                 return []
             }
         case .table(_, let place):
@@ -72,64 +72,102 @@ extension Switchboard {
         of type: M.Type,
         pinning sender: AnyObject?
     ) -> [any Finishable]? {
-        while true {
-            guard let table = openTable(for: M.self) else { return nil }
-            let displaced = table.withIndex { () -> [any Finishable]? in
-                table.isRetired ? nil : table.add(subscriber, at: place, pinning: sender)
-            }
-            if let displaced { return displaced }
-            // The table retired between the registry look-up and filing: the next look-up
-            // makes a new one.
-        }
+        openTable(for: M.self)?.add(subscriber, at: place, pinning: sender)
     }
 
     /// Files `subscriber` at `place` and yields it the mail `replay` reads, holding the lane that
     /// every post it could hear holds (see ``Lanes``), so that no newer post can overtake the
-    /// replayed mail and none is missed or repeated. The stream has no consumer yet, so
-    /// yielding to it wakes no task. The replayed mail passes the subscription's filter there,
-    /// in the delivery scope, as any delivery's does.
+    /// replayed mail and none is missed or repeated. A post records its mail as the latest
+    /// holding its lanes (see ``deliverRecording(_:from:key:recording:context:deliver:)``), so
+    /// what `replay` reads is the newest mail delivered in that lane. The stream has no consumer
+    /// yet, so yielding to it wakes no task. The replayed mail passes the subscription's filter
+    /// there, in the delivery scope, as any delivery's does.
+    ///
+    /// `replay` runs holding what it reads: the room's shard, for a subscription to one room, or
+    /// every shard, for one that hears several rooms.
     @inlinable
     func fileReplaying<M: Mail, Element>(
         _ subscriber: Subscriber<Element>,
         at place: TableRoute,
         pinning sender: AnyObject?,
-        replay: (RouteTable<M>) -> Element?
+        replay: (RouteTable<M>, RouteShard<M>?) -> Element?
     ) -> [any Finishable]? {
         while true {
             guard let table = openTable(for: M.self) else { return nil }
-            // The room's lane can only be taken from a room that exists, so make it first.
-            let found = table.withIndex { () -> (lane: Lane, departed: [any Finishable])? in
-                guard !table.isRetired else { return nil }
-                var departed: [any Finishable] = []
-                return table.replayLane(at: place, pinning: sender, departed: &departed).map { ($0, departed) }
+            let filed: (displaced: [any Finishable], replayed: Element?)??
+            if let index = RouteTable<M>.shardIndex(at: place) {
+                filed = fileReplaying(subscriber, at: place, in: table, shard: index, pinning: sender, replay: replay)
+            } else {
+                // Every post such a subscription hears holds the type's lane.
+                filed = inOrder(Lanes(only: table._lane)) { () -> (displaced: [any Finishable], replayed: Element?)?? in
+                    let filed = table.withAllShards { () -> (displaced: [any Finishable], replayed: Element?)?? in
+                        guard !table.isRetired else { return .some(nil) }
+                        table.addHearingSeveralRooms(subscriber, at: place)
+                        return ([], replay(table, nil))
+                    }
+                    if let filed = filed ?? nil { yieldReplayed(filed.replayed, to: subscriber) }
+                    return filed
+                }
             }
-            guard let found else { continue }
+            guard let filed else { continue }  // the room went with its last subscription: again
+            _deferred.run()  // posts the replay's filter made
+            return filed?.displaced
+        }
+    }
+
+    /// Files a replaying subscription to one room: makes the room, takes its lane, and files and
+    /// replays holding it. Nil when the room went meanwhile (try again); `.some(nil)` once closed.
+    @inlinable
+    func fileReplaying<M: Mail, Element>(
+        _ subscriber: Subscriber<Element>,
+        at place: TableRoute,
+        in table: RouteTable<M>,
+        shard index: Int,
+        pinning sender: AnyObject?,
+        replay: (RouteTable<M>, RouteShard<M>?) -> Element?
+    ) -> (displaced: [any Finishable], replayed: Element?)?? {
+        table.withShard(index) { shard in
+            // The room's lane can only be taken from a room that exists, so make it first.
+            let found = shard.withLock { () -> (lane: Lane, departed: [any Finishable])?? in
+                guard !table.isRetired else { return .some(nil) }
+                var departed: [any Finishable] = []
+                return table.room(at: place, pinning: sender, in: shard, index: index, departed: &departed).map {
+                    ($0._lane, departed)
+                }
+            }
+            guard let found else { return nil }
+            guard let found else { return .some(nil) }
             for continuation in found.departed { continuation.finish() }
-            let displaced = inOrder(Lanes(only: found.lane)) {
-                () -> [any Finishable]? in
-                let filed = table.withIndex { () -> (displaced: [any Finishable], replayed: Element?)? in
+            return inOrder(Lanes(only: found.lane)) { () -> (displaced: [any Finishable], replayed: Element?)?? in
+                let filed = shard.withLock { () -> (displaced: [any Finishable], replayed: Element?)?? in
+                    guard !table.isRetired else { return .some(nil) }
                     var departed: [any Finishable] = []
                     // The room may have gone with its last subscription since; then start again.
-                    guard !table.isRetired,
-                        table.replayLane(at: place, pinning: sender, departed: &departed) === found.lane
+                    guard
+                        table.room(at: place, pinning: sender, in: shard, index: index, departed: &departed)?._lane
+                            === found.lane
                     else { return nil }
-                    return (departed + table.add(subscriber, at: place, pinning: sender), replay(table))
+                    let displaced =
+                        departed + table.add(subscriber, at: place, pinning: sender, in: shard, index: index)
+                    return (displaced, replay(table, shard))
                 }
-                guard let filed else { return nil }
-                if let replayed = filed.replayed, subscriber._accepts?(replayed) != false {
-                    if let _replayProbe { _replayProbe(DeliveryScope.isDelivering(self)) }
-                    // A replayed mail was posted long ago: its context is not kept.
-                    if let contexts = subscriber._contexts {
-                        _ = contexts.offer(.none) { subscriber._continuation.yield(replayed) }
-                    } else {
-                        subscriber._continuation.yield(replayed)
-                    }
-                }
-                return filed.displaced
+                if let filed = filed ?? nil { yieldReplayed(filed.replayed, to: subscriber) }
+                return filed
             }
-            guard let displaced else { continue }
-            _deferred.run()  // posts the replay's filter made
-            return displaced
+        }
+    }
+
+    /// Yields a replayed mail to a subscription being filed, if its filter takes it; called
+    /// holding the subscription's lane, in the delivery scope.
+    @inlinable
+    func yieldReplayed<Element>(_ replayed: Element?, to subscriber: Subscriber<Element>) {
+        guard let replayed, subscriber._accepts?(replayed) != false else { return }
+        if let _replayProbe { _replayProbe(DeliveryScope.isDelivering(self)) }
+        // A replayed mail was posted long ago: its context is not kept.
+        if let contexts = subscriber._contexts {
+            _ = contexts.offer(.none) { subscriber._continuation.yield(replayed) }
+        } else {
+            subscriber._continuation.yield(replayed)
         }
     }
 
@@ -139,20 +177,17 @@ extension Switchboard {
     func unregister<M: Mail, Element>(_ subscriber: Subscriber<Element>, from route: Route, of type: M.Type) {
         switch route {
         case .tap:
-            let removed = withRegistry { registry in
-                defer { registry.tapsChanged() }
-                return registry._taps.removeErased(subscriber)
+            let removed = withRegistry { _ in
+                defer { tapsChanged() }
+                return _taps.removeErased(subscriber)
             }
             _ = removed  // released here, outside the lock: it can run a termination handler
         case .table(_, let place):
-            // The table that holds a filed subscription is the one the registry names: a table
-            // is only replaced once retired, and only an empty or closed one retires.
-            guard let table = withRegistry({ $0.existingTable(for: M.self) }) else { return }
-            let (removed, retired) = table.withIndex { () -> ((any Finishable)?, Bool) in
-                let removed = table.remove(subscriber, at: place)
-                return (removed, table.retireIfUnused())
-            }
-            if retired { forget(table) }
+            // A filed subscription's table is the type's one table, which lasts as long as this.
+            guard let table = existingTable(for: M.self) else { return }
+            let removed = table.remove(subscriber, at: place)
+            // Nothing changed when `close()` (or a departed sender's sweep) took it out first.
+            guard removed != nil else { return }
             _ = removed  // released here, outside the lock, as above
             _demand.changed(ObjectIdentifier(M.self))
         }

@@ -4,8 +4,10 @@
 /// unspecialised generic code a nil check on a struct of this size copies it through value
 /// witnesses, which made every post measurably slower; a reference makes it a pointer check.
 ///
-/// Only ever touched while the owning ``Switchboard``'s lock is held, which is why its mutable
-/// properties skip dynamic exclusivity checks (see ``RouteTable``).
+/// One per ``RouteShard``, for the senders whose rooms fall in it. Only ever touched while that
+/// shard's lock is held, which is why its mutable properties skip dynamic exclusivity checks (see
+/// ``RouteTable``). Each kept mail carries a serial number the table counts across shards, so
+/// that the type's newest is the one with the highest.
 @usableFromInline
 final class LatestMail<M: Mail> {
     /// A mail kept for an object sender, which is held weakly.
@@ -37,6 +39,15 @@ final class LatestMail<M: Mail> {
         }
     }
 
+    /// The newest mail of the type, whatever its sender, in a box of its own, so that a
+    /// ``RouteTable`` can swap it atomically (see ``RouteTable/recordNewest(_:)``).
+    @usableFromInline
+    final class Newest: Sendable {
+        @usableFromInline let _mail: M
+
+        @inlinable init(_ mail: M) { _mail = mail }
+    }
+
     /// Kept mail that one change replaced or dropped, handed back so that it is released once
     /// no lock is held: a mail's deinit is user code.
     @usableFromInline
@@ -44,53 +55,42 @@ final class LatestMail<M: Mail> {
         @usableFromInline var _newest: M?
         @usableFromInline var _fromSender: M?
         @usableFromInline var _swept: [M] = []
+        /// Whether the change kept mail for one more object sender (see ``RouteTable``'s count).
+        @usableFromInline var _addedObjectSender = false
 
         @inlinable init() {}
     }
-
-    /// The newest mail of the type, whatever its sender, kept even once an object sender that
-    /// posted it is gone: a late subscriber wants the current value, whoever set it (as with
-    /// Combine's `CurrentValueSubject`), and one mail per type is bounded.
-    @usableFromInline @exclusivity(unchecked) var _newest: M?
     /// The newest mail per value sender; one per distinct value, kept until close().
     @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<FromValue>()
     /// The newest mail per object sender, dropped once the sender is gone.
     @usableFromInline @exclusivity(unchecked) var _byObject: [ObjectIdentifier: FromObject] = [:]
-    /// `byObject.count` after the last sweep: sweeping again when it doubles keeps the
-    /// mail of departed senders bounded at O(1) amortised cost per post.
-    @usableFromInline @exclusivity(unchecked) var _countAtLastSweep = 0
-    /// Counts the mail kept per sender, so that the newest of several senders' can be found.
-    @usableFromInline @exclusivity(unchecked) var _serial = 0
-
     @usableFromInline init() {}
 
-    /// Keeps `mail` as the newest, and as the newest from its sender; returns what it replaced.
+    /// Keeps `mail` as the newest from its sender, as posted at `serial`; returns what it replaced.
+    /// (The type's newest, whatever the sender, is the table's: see ``RouteTable/recordNewest(_:)``.)
     @inlinable
-    func record(_ mail: M, key: SenderKey) -> Displaced {
+    func record(_ mail: M, key: SenderKey, serial: Int) -> Displaced {
         var displaced = Displaced()
-        displaced._newest = _newest
-        _newest = mail
         switch key {
         case .none:
             break
         case .value(let value):
-            _serial &+= 1
             displaced._fromSender = _byValue[value]?._mail
-            _byValue[value] = FromValue(mail: mail, serial: _serial)
+            _byValue[value] = FromValue(mail: mail, serial: serial)
         case .object(let sender):
-            _serial &+= 1
             // A live sender at the kept sender's address is the kept sender (see RouteTable.recipients).
             if let kept = _byObject[sender._id], kept._sender != nil {
                 displaced._fromSender = kept._mail
                 kept._mail = mail
-                kept._serial = _serial
+                kept._serial = serial
             } else {
-                let kept = FromObject(sender: sender.object, mail: mail, serial: _serial)
+                let kept = FromObject(sender: sender.object, mail: mail, serial: serial)
                 // A departed sender's entry at the same address: released after unlocking.
                 if let departed = _byObject.updateValue(kept, forKey: sender._id) {
                     displaced._swept.append(departed._mail)
+                } else {
+                    displaced._addedObjectSender = true
                 }
-                if _byObject.count > max(8, 2 * _countAtLastSweep) { displaced._swept += sweep() }
             }
         }
         return displaced
@@ -108,24 +108,39 @@ final class LatestMail<M: Mail> {
     }
 
     /// The newest mail kept from a sender that is an `S` (by a cast, so a subclass or a type
-    /// conforming to a protocol `S` counts), with that sender; nil when there is none.
+    /// conforming to a protocol `S` counts), with that sender and its serial, if it is newer than
+    /// `serial`; nil when there is none.
     ///
     /// Only object and value senders have mail kept per sender, so mail from other senders (a
     /// struct that is not `Hashable`) is never found here. O(senders kept): subscribing only.
     @usableFromInline
-    func newest<S: Sendable>(fromAny senderType: S.Type) -> Envelope<M, S>? {
+    func newest<S: Sendable>(fromAny senderType: S.Type, after serial: Int) -> (envelope: Envelope<M, S>, serial: Int)?
+    {
         var newest: (envelope: Envelope<M, S>, serial: Int)?
-        for entry in _byValue.entries where entry._value._serial > newest?.serial ?? .min {
+        for entry in _byValue.entries where entry._value._serial > newest?.serial ?? serial {
             if let sender = entry._sender._value as? S {
                 newest = (Envelope(mail: entry._value._mail, sender: sender), entry._value._serial)
             }
         }
-        for kept in _byObject.values where kept._serial > newest?.serial ?? .min {
+        for kept in _byObject.values where kept._serial > newest?.serial ?? serial {
             if let sender = kept._sender as? S {
                 newest = (Envelope(mail: kept._mail, sender: sender), kept._serial)
             }
         }
-        return newest?.envelope
+        return newest
+    }
+
+    /// Whether nothing is kept.
+    @usableFromInline var isEmpty: Bool { _byValue.isEmpty && _byObject.isEmpty }
+
+    /// Takes every kept mail out, to release once no lock is held.
+    @usableFromInline
+    func takeAll() -> [M] {
+        defer {
+            _byValue = ValueTable()
+            _byObject = [:]
+        }
+        return _byValue.values.map(\._mail) + _byObject.values.map(\._mail)
     }
 
     /// Drops the per-sender mail of object senders that are gone (nobody can name them any more);
@@ -138,7 +153,6 @@ final class LatestMail<M: Mail> {
             swept.append(entry.value._mail)
             return false
         }
-        _countAtLastSweep = _byObject.count
         return swept
     }
 }

@@ -35,7 +35,8 @@ struct ObjectRoutes<M: Mail> {
     /// time: routes above the cursor were checked this round (or pinned since it began), routes at
     /// or below it were not. Negative, or past the end, means: go on from the top.
     @usableFromInline var _cursor = -1
-    /// Posts since the last batched sweep (see ``sweepAfterPost(batch:)``).
+    /// Posts since the last batched sweep (see ``sweepAfterPost(batch:)``); unused by a
+    /// ``RouteTable``, which counts its posts across shards.
     @usableFromInline var _postsSinceSweep = 0
 
     @inlinable init() {}
@@ -72,7 +73,8 @@ struct ObjectRoutes<M: Mail> {
     }
 
     /// Counts a post and, once every `min(batch, routes.count)` posts, checks that many routes
-    /// for a departed sender; returns the routes removed.
+    /// for a departed sender; returns the routes removed. What a ``RouteTable`` does across its
+    /// shards (``RouteTable/sweepAfterPost()``), for one set of routes.
     ///
     /// That is one check per post on average. A round of checks walks every route once, and
     /// removing a route moves the last one (already checked this round) into its place, so no
@@ -86,9 +88,25 @@ struct ObjectRoutes<M: Mail> {
         guard _postsSinceSweep >= due else { return [] }
         _postsSinceSweep = 0
         var departed: [ObjectRoute<M>] = []
-        for _ in 0..<due {
-            if _cursor < 0 || _cursor >= _routes.count { _cursor = _routes.count - 1 }
-            guard _cursor >= 0 else { break }
+        var remaining = due
+        while remaining > 0 {
+            let swept = sweep(checking: remaining)
+            departed += swept.departed
+            remaining -= swept.checked
+            if swept.checked == 0 { break }
+        }
+        return departed
+    }
+
+    /// Checks up to `budget` routes for a departed sender, going on down from where the last
+    /// check stopped, and removes those whose sender is gone. `finished` says the round reached
+    /// the bottom: the next call starts a new round from the top.
+    @inlinable
+    mutating func sweep(checking budget: Int) -> (departed: [ObjectRoute<M>], checked: Int, finished: Bool) {
+        if _cursor < 0 || _cursor >= _routes.count { _cursor = _routes.count - 1 }
+        var departed: [ObjectRoute<M>] = []
+        var checked = 0
+        while checked < budget, _cursor >= 0 {
             let route = _routes[_cursor]
             // Removing moves the last route, which this round has checked, into `cursor`.
             if route._sender == nil {
@@ -96,8 +114,9 @@ struct ObjectRoutes<M: Mail> {
                 remove(route._key)
             }
             _cursor -= 1
+            checked += 1
         }
-        return departed
+        return (departed, checked, _cursor < 0)
     }
 
     /// Removes and returns every route whose sender is gone.

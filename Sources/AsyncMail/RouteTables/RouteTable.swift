@@ -1,104 +1,194 @@
 import Synchronization
 
-/// The type-erased face of ``RouteTable``, so one dictionary can hold the tables of every mail
-/// type.
+/// The type-erased face of ``RouteTable``, so one map can hold the tables of every mail type.
 @usableFromInline
 protocol AnyRouteTable: AnyObject, Sendable {
-    /// Retires the table and removes every subscription; returns their continuations to finish.
-    func close() -> [any Finishable]
+    /// Retires the table and removes every subscription; returns their continuations to finish,
+    /// and the kept mail it dropped, to release once no lock is held.
+    func close() -> (finishing: [any Finishable], releasing: [any Sendable])
+    /// Whether the table holds anything: a subscription or kept mail.
+    var isInUse: Bool { get }
 }
 
-/// Every subscription to one mail type, indexed so a post touches only the ones that match,
-/// with the type's own locks: a post of one type never waits for a post of another.
+/// Every subscription to one mail type, indexed so a post touches only the ones that match, and
+/// sharded so that posts to different rooms of the type share no lock.
 ///
-/// Two locks, never both taken by one thread in the other order:
-/// - `index` guards every mutable property here and in the lists and kept mail the table holds.
-///   It is a leaf: it is held to file, remove, count and to capture a post's recipients, never
-///   while user code runs or a stream is yielded to. Termination handlers take it (see
-///   ``Switchboard``).
-/// - `lane` orders the posts that a subscription hearing several rooms sees (see ``Lanes``);
-///   a post holds it while it yields. No termination handler takes it.
+/// A post to a room (an object sender by identity, or a `Hashable` sender value) takes one lock:
+/// its room's shard's (``RouteShard``), picked by the same look-up key that finds the room, among
+/// ``shardCount``. So posts to rooms of one type in different shards never wait for each other,
+/// nor write to one cache line, to find their recipients; two rooms share a shard by chance in one
+/// of ``shardCount``, and then only for the look-up. Mail with no sender is one more room, in
+/// the first shard.
 ///
-/// A table that becomes unused is *retired* under `index` before the registry forgets it, so a
-/// subscribe that found it in the registry just before sees that and files in a new table.
+/// What every post of the type reads, whatever its room, is read-mostly and guarded the other way
+/// round: the subscriptions that hear several rooms (`everyone`, `bySenderType`) are read holding
+/// any one shard's lock and written holding `writer` and every shard's lock (a big-reader lock),
+/// so a post reads them with its own shard's lock and a change to them, rare, pays for it.
 ///
-/// Why `@unchecked Sendable` is safe: every mutable property is read and written only while
-/// `index` is held, which orders every access; `isRetired` is atomic. The model and stress tests,
-/// run under ThreadSanitizer in CI, post, subscribe, count and drop from many threads at once.
+/// Locks, never taken in the other order: `writer`, then shards (only the holder of `writer`
+/// holds more than one shard, in the order they were made), then nothing. All are leaves: held to
+/// file, remove, count and capture, never while user code runs or a stream is yielded to.
+/// Termination handlers take them (see ``Switchboard``). `lane` orders the posts that a
+/// subscription hearing several rooms sees (see ``Lanes``); a post holds it while it yields, and
+/// no termination handler takes it.
 ///
-/// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``SubscriberList``
-/// and ``LatestMail``: the runtime check it removes catches two overlapping accesses to one
-/// property. Across threads the index lock already rules that out. On one thread an overlap
-/// needs the table re-entered while one of these properties is being accessed, and no code
-/// runs during such an access but this module's: subscribers' filters and replays run on values
-/// already read out, and re-entering through the public API would block on the non-recursive
-/// lock. The checks are a measurable share of a post (`Benchmarks/README.md`); the TSan run in
-/// `.ci/run` still watches every access for races.
+/// A table lives as long as its mailroom's switchboard: a post finds it with no lock and no
+/// reference counting (see ``TypeMap``), which needs it never to go while the mailroom lives.
+/// `close()` retires it, after which nothing is filed or delivered here.
+///
+/// Why `@unchecked Sendable` is safe: `everyone`'s list and `bySenderType` are read holding a
+/// shard's lock and written holding all of them; `shards` and `keepsLatest` only under `writer`;
+/// the rest is atomic or immutable. The model and stress tests, run under ThreadSanitizer in CI,
+/// post, subscribe, count and drop from many threads at once.
+///
+/// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``RouteShard``,
+/// ``SubscriberList`` and ``LatestMail``: the runtime check it removes catches two overlapping
+/// accesses to one property. Across threads the locks already rule that out. On one thread an
+/// overlap needs the table re-entered while one of these properties is being accessed, and no
+/// code runs during such an access but this module's: subscribers' filters and replays run on
+/// values already read out, and re-entering through the public API would block on a
+/// non-recursive lock. The checks are a measurable share of a post (`Benchmarks/README.md`); the
+/// TSan run in `.ci/run` still watches every access for races.
 @usableFromInline
 final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
-    /// Guards everything mutable in this table (see above).
-    @usableFromInline let _index = Locked()
+    /// How many shards a table has at most; a power of two. Made as rooms first land in them.
+    @inlinable static var shardCount: Int { 64 }
+
+    /// Taken to make a shard and to change what every shard reads; then every shard's lock.
+    @usableFromInline let _writer = Locked()
+    /// The shards by index: the unretained address of each shard made, 0 for none yet. A post
+    /// reads its shard here with no lock; `shards` keeps them alive.
+    @usableFromInline let _shardSlots: UnsafeMutablePointer<Atomic<UInt>>
+    /// Every shard made, in the order made; under `writer`.
+    @usableFromInline @exclusivity(unchecked) var _shards: [RouteShard<M>] = []
+    /// Whether the type keeps its latest mail: a shard made from now on keeps it too; under `writer`.
+    @usableFromInline @exclusivity(unchecked) var _keepsLatest = false
     /// The type's lane (see ``Lanes``).
     @usableFromInline let _lane = Lane()
-    /// Set, under `index`, once the table is unused or its mailroom closed: nothing is filed here again.
+    /// Set by `close()`, holding every shard: nothing is filed here again.
     @usableFromInline let _isRetired = Atomic<Bool>(false)
-    /// Subscriptions that take every mail of this type, from any sender or none.
-    @usableFromInline let _everyone = SubscriberList<M>()
-    /// Subscriptions pinned to one object or actor, by identity.
-    @usableFromInline @exclusivity(unchecked) var _byObject = ObjectRoutes<M>()
-    /// Subscriptions pinned to one `Hashable` sender value.
-    @usableFromInline @exclusivity(unchecked) var _byValue = ValueTable<SubscriberList<M>>()
-    /// Envelope subscriptions by sender type; the value for `S` is a `SubscriberList<Envelope<M, S>>`.
-    /// Any change to its keys forgets `senderTypesOf`, which is derived from them.
-    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any AnySubscriberList] = [:] {
-        didSet { _senderTypesOf = [:] }
-    }
-    /// The entries of `bySenderType` whose type a sender is, by the sender's own type: worked out
-    /// with a cast the first time a sender of that type posts. A subclass is its superclass and a
-    /// conforming type is its protocol, so this cannot be a look-up of the own type alone.
-    @usableFromInline @exclusivity(unchecked) var _senderTypesOf:
-        [ObjectIdentifier: [(key: ObjectIdentifier, list: any AnySubscriberList)]] = [:]
     /// Live subscriptions across all routes, so counting is O(1).
-    @usableFromInline @exclusivity(unchecked) var _count = 0
-    /// The latest mail, once ``Mailroom/retainLatest(_:)`` opted this type in; nil otherwise.
-    @usableFromInline @exclusivity(unchecked) var _latest: LatestMail<M>?
+    @usableFromInline let _count = Atomic<Int>(0)
+    /// Subscriptions that take every mail of this type, from any sender or none. Read holding a
+    /// shard's lock, written holding all (see above).
+    @usableFromInline let _everyone = SubscriberList<M>()
+    /// Envelope subscriptions by sender type; the value for `S` is a `SubscriberList<Envelope<M, S>>`.
+    /// Read holding a shard's lock, written holding all; each change clears every shard's cache
+    /// derived from it.
+    @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any AnySubscriberList] = [:]
+    /// Counts kept mail across shards, so that the newest of several senders' is the one with the
+    /// highest count (see ``LatestMail``). Touched only by types that keep their latest mail.
+    @usableFromInline let _serial = Atomic<Int>(0)
+    /// The type's newest mail, whatever its sender: a retained `LatestMail<M>.Newest`'s address,
+    /// 0 for none. Swapped by a post holding its lanes and its shard's lock; read holding every
+    /// shard's lock, when no swap can be under way, so the box read is never one being released.
+    @usableFromInline let _newest = Atomic<UInt>(0)
+    /// Object senders with mail kept, across shards, and that count after the last sweep of
+    /// departed senders' mail: sweeping again when it doubles keeps the mail of departed senders
+    /// bounded at O(1) amortised cost per post.
+    @usableFromInline let _keptObjectSenders = Atomic<Int>(0)
+    @usableFromInline let _keptAtLastSweep = Atomic<Int>(0)
+    /// Object routes across shards, and the shards that have any (one bit each): posts of a type
+    /// with none skip the departed-sender sweep with one load.
+    @usableFromInline let _objectRoutes = Atomic<Int>(0)
+    @usableFromInline let _objectShards = Atomic<UInt64>(0)
+    /// Posts since the last sweep, and the shard the next sweep starts in (see ``sweepAfterPost()``).
+    @usableFromInline let _postsSinceSweep = Atomic<Int>(0)
+    @usableFromInline let _sweepShard = Atomic<Int>(0)
 
-    @inlinable init() {}
+    @inlinable init() {
+        _shardSlots = .allocate(capacity: Self.shardCount)
+        for index in 0..<Self.shardCount { (_shardSlots + index).initialize(to: Atomic(0)) }
+    }
 
-    /// Whether the table can go: no subscriptions, and no mail kept for replay.
-    @inlinable var isUnused: Bool { _count == 0 && _latest == nil }
+    deinit {
+        _shardSlots.deinitialize(count: Self.shardCount)
+        _shardSlots.deallocate()
+        _ = takeNewest()
+    }
 
     /// Whether the table is retired (see above); nothing is filed in a retired table.
     @inlinable var isRetired: Bool { _isRetired.load(ordering: .acquiring) }
 
-    /// Runs `body` holding `index`; the one way into this table's state.
-    @inlinable
-    func withIndex<Result: Sendable>(_ body: () -> Result) -> Result {
-        _index.withLock(body)
-    }
-
-    /// Retires the table if nothing is left in it; call holding `index`. Returns whether it did,
-    /// so that the caller has the registry forget it.
-    @inlinable
-    func retireIfUnused() -> Bool {
-        guard isUnused, !isRetired else { return false }
-        _isRetired.store(true, ordering: .releasing)
-        return true
-    }
-
     /// Whether a subscription of this type hears several rooms, so that posts to different rooms
-    /// must keep one order (see ``Lanes``).
+    /// must keep one order (see ``Lanes``); read holding a shard's lock.
     @inlinable var hearsSeveralRooms: Bool { _everyone.count > 0 || !_bySenderType.isEmpty }
 
     /// Object routes checked for a departed sender together, every that many posts: one check
     /// per post on average, in batches so that the cold reads overlap (see ``ObjectRoutes``).
     @inlinable static var sweepBatch: Int { 64 }
 
+    // MARK: Shards
+
+    /// The shard a room's look-up key falls in: the top bits of a multiplicative hash of the
+    /// object's address or the value's digest; mail with no sender goes to the first.
+    @inlinable @inline(__always)
+    static func shardIndex(_ lookup: SenderKey.RoomLookup) -> Int {
+        let bits: UInt64
+        switch lookup {
+        case .none: return 0
+        case .object(let id): bits = UInt64(UInt(bitPattern: id))
+        case .value(let digest): bits = UInt64(truncatingIfNeeded: digest._rawHashValue(seed: 0))
+        }
+        return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> 58)
+    }
+
+    /// The shard at a table route: the room's for an object or value route, nil for the others.
+    @inlinable
+    static func shardIndex(at place: TableRoute) -> Int? {
+        switch place {
+        case .everyone, .senderType: nil
+        case .object(let id): shardIndex(.object(id))
+        case .value(let sender): shardIndex(.value(SenderDigest(sender)))
+        }
+    }
+
+    /// Runs `body` with the shard at `index`, made if need be, unretained (the table keeps it).
+    /// Takes no lock unless it makes the shard.
+    @inlinable @inline(__always)
+    func withShard<Result>(_ index: Int, _ body: (RouteShard<M>) -> Result) -> Result {
+        let bits = _shardSlots[index].load(ordering: .acquiring)
+        guard bits != 0, let address = UnsafeRawPointer(bitPattern: bits) else { return body(makeShard(index)) }
+        return Unmanaged<RouteShard<M>>.fromOpaque(address)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The shard at `index`, made now unless another thread just did.
+    @usableFromInline
+    func makeShard(_ index: Int) -> RouteShard<M> {
+        _writer.withLock {
+            let bits = _shardSlots[index].load(ordering: .acquiring)
+            if bits != 0, let address = UnsafeRawPointer(bitPattern: bits) {
+                return Unmanaged<RouteShard<M>>.fromOpaque(address).takeUnretainedValue()
+            }
+            let shard = RouteShard<M>(keepingLatest: _keepsLatest)
+            _shards.append(shard)
+            _shardSlots[index].store(UInt(bitPattern: Unmanaged.passUnretained(shard).toOpaque()), ordering: .releasing)
+            return shard
+        }
+    }
+
+    /// Runs `body` holding `writer` and every shard's lock: how what every shard reads changes.
+    @inlinable
+    func withAllShards<Result: Sendable>(_ body: () -> Result) -> Result {
+        _writer.withLock {
+            for shard in _shards { shard.lock() }
+            defer { for shard in _shards.reversed() { shard.unlock() } }
+            return body()
+        }
+    }
+
+    /// Every shard made so far; each is kept as long as the table.
+    @inlinable
+    var shards: [RouteShard<M>] {
+        _writer.withLock { _shards }
+    }
+
     // MARK: Adding
 
-    /// Files `subscriber` at `place`. An object route needs the object itself, `sender`, to hold
-    /// weakly. Returns the continuations of a departed sender whose address `sender` reuses, to
-    /// finish after unlocking.
+    /// Files `subscriber` at `place`, taking the locks that place needs. An object route needs
+    /// the object itself, `sender`, to hold weakly. Returns the continuations of a departed
+    /// sender whose address `sender` reuses, to finish after unlocking; nil when the table is
+    /// retired (its mailroom closed).
     ///
     /// Every place but `.senderType` holds `Subscriber<M>`; in specialised code the cast below
     /// is resolved at compile time. A `.senderType(key)` place is only ever made by the
@@ -109,17 +199,47 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         _ subscriber: Subscriber<Element>,
         at place: TableRoute,
         pinning sender: AnyObject?
+    ) -> [any Finishable]? {
+        if let index = Self.shardIndex(at: place) {
+            return withShard(index) { shard in
+                shard.withLock { () -> [any Finishable]? in
+                    guard !isRetired else { return nil }
+                    return add(subscriber, at: place, pinning: sender, in: shard, index: index)
+                }
+            }
+        }
+        return withAllShards { () -> [any Finishable]? in
+            guard !isRetired else { return nil }
+            addHearingSeveralRooms(subscriber, at: place)
+            return []
+        }
+    }
+
+    /// Files a subscription to one room in its shard, whose lock the caller holds.
+    @inlinable
+    func add<Element>(
+        _ subscriber: Subscriber<Element>,
+        at place: TableRoute,
+        pinning sender: AnyObject?,
+        in shard: RouteShard<M>,
+        index: Int
     ) -> [any Finishable] {
         var departed: [any Finishable] = []
+        guard let subscriber = subscriber as? Subscriber<M>,
+            let room = room(at: place, pinning: sender, in: shard, index: index, departed: &departed)
+        else { return [] }
+        room.add(subscriber)
+        _count.add(1, ordering: .relaxed)
+        return departed
+    }
+
+    /// Files a subscription that hears several rooms; the caller holds every shard's lock.
+    @inlinable
+    func addHearingSeveralRooms<Element>(_ subscriber: Subscriber<Element>, at place: TableRoute) {
         switch place {
         case .everyone:
-            guard let subscriber = subscriber as? Subscriber<M> else { return [] }
+            guard let subscriber = subscriber as? Subscriber<M> else { return }
             _everyone.add(subscriber)
-        case .object, .value:
-            guard let subscriber = subscriber as? Subscriber<M>,
-                let room = room(at: place, pinning: sender, departed: &departed)
-            else { return [] }
-            room.add(subscriber)
         case .senderType(let key):
             if let existing = _bySenderType[key] {
                 unsafeDowncast(existing, to: SubscriberList<Element>.self).add(subscriber)
@@ -127,82 +247,73 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 let subscribers = SubscriberList<Element>()
                 subscribers.add(subscriber)
                 _bySenderType[key] = subscribers
+                senderTypesChanged()
             }
+        case .object, .value:
+            return
         }
-        _count += 1
-        return departed
+        _count.add(1, ordering: .relaxed)
     }
 
-    /// The room at an object or value place, made (empty) if there is none; nil for any other
-    /// place. Making an object room displaces the room of a departed sender at the same address,
-    /// whose continuations are added to `departed`. An empty room goes again when its last
-    /// subscription does, or with the table.
+    /// Forgets every shard's sender-type cache; call holding every shard's lock.
     @inlinable
-    func room(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> SubscriberList<M>?
-    {
+    func senderTypesChanged() {
+        for shard in _shards { shard._senderTypesOf = [:] }
+    }
+
+    /// The room at an object or value place in `shard` (whose lock the caller holds), made
+    /// (empty) if there is none; nil for any other place. Making an object room displaces the
+    /// room of a departed sender at the same address, whose continuations are added to
+    /// `departed`. An empty room goes again when its last subscription does, or with the table.
+    @inlinable
+    func room(
+        at place: TableRoute,
+        pinning sender: AnyObject?,
+        in shard: RouteShard<M>,
+        index: Int,
+        departed: inout [any Finishable]
+    ) -> SubscriberList<M>? {
         switch place {
         case .everyone, .senderType:
             return nil
         case .object:
             guard let sender else { return nil }
-            if let existing = _byObject[ObjectIdentifier(sender)], existing._sender === sender {
+            if let existing = shard._byObject[ObjectIdentifier(sender)], existing._sender === sender {
                 return existing._subscribers
             }
             let route = ObjectRoute<M>(sender: sender)
-            if let stale = _byObject.insert(route) { departed += takeAll(of: stale) }
+            if let stale = shard._byObject.insert(route) {
+                departed += takeAll(of: stale)
+            } else {
+                objectRoutesChanged(by: 1, shard: shard, index: index)
+            }
             return route._subscribers
         case .value(let key):
-            if let existing = _byValue[key] { return existing }
+            if let existing = shard._byValue[key] { return existing }
             let subscribers = SubscriberList<M>()
-            _byValue[key] = subscribers
+            shard._byValue[key] = subscribers
             return subscribers
         }
     }
 
-    /// The lane a subscription at `place` must hold while its replayed mail is yielded: the one
-    /// every post it could hear holds (see ``Lanes``). Makes the room if need be.
+    /// Counts object routes added to (or taken from) `shard`, whose lock the caller holds, and
+    /// marks whether the shard has any.
     @inlinable
-    func replayLane(at place: TableRoute, pinning sender: AnyObject?, departed: inout [any Finishable]) -> Lane? {
-        switch place {
-        case .everyone, .senderType: _lane
-        case .object, .value: room(at: place, pinning: sender, departed: &departed)?._lane
+    func objectRoutesChanged(by change: Int, shard: RouteShard<M>, index: Int) {
+        _objectRoutes.add(change, ordering: .relaxed)
+        let bit: UInt64 = 1 &<< UInt64(index)
+        if shard._byObject.isEmpty {
+            _objectShards.bitwiseAnd(~bit, ordering: .relaxed)
+        } else if change > 0 {
+            _objectShards.bitwiseOr(bit, ordering: .relaxed)
         }
     }
 
     // MARK: Delivering
 
-    /// Everything a post does holding `index`: returns false for a retired table, which holds
-    /// nobody (a table filed since is newer than the post); otherwise does the table's
-    /// housekeeping for the post, captures its recipients and lanes, and returns whether the
-    /// table retired now.
-    ///
-    /// Built with `ASYNCMAIL_COUNT_SHARED_LOCKS`, it is kept out of line, like the registry's
-    /// `lookUp`, so that `Benchmarks/callgrind.sh` can count what a post does under a lock that
-    /// a post to another room also takes; otherwise it is inlined.
-    #if ASYNCMAIL_COUNT_SHARED_LOCKS
-    @inline(never)
-    #else
-    @inline(__always)
-    #endif
-    @inlinable
-    func capturePost<S: Sendable>(
-        _ mail: M?,
-        from sender: S?,
-        key: SenderKey,
-        room lookup: SenderKey.RoomLookup,
-        into recipients: inout Recipients<M, S>,
-        lanes: inout Lanes,
-        check: inout RoomCheck<M>,
-        afterUnlock: inout AfterUnlock<LatestMail<M>.Displaced?>
-    ) -> (captured: Bool, retired: Bool) {
-        guard !isRetired else { return (false, false) }
-        afterUnlock = housekeep(afterPosting: mail, key: key)
-        capture(from: sender, key: key, room: lookup, into: &recipients, lanes: &lanes, check: &check)
-        return (true, retireIfUnused())
-    }
-
     /// The subscriptions that mail posted by `sender` must reach: unfiltered, pinned to this
-    /// sender, and subscribed to its type. Pass `nil` for mail posted without a sender.
+    /// sender, and subscribed to its type; call holding `shard`'s lock, the shard the room's
+    /// look-up key picks. Pass `nil` for mail posted without a sender.
     ///
     /// Also sets the post's lanes (see ``Lanes``). The room is found by its sender's digest or
     /// address alone: `check` says what the caller checks once the lock is released (see
@@ -212,6 +323,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         from sender: S?,
         key: SenderKey,
         room lookup: SenderKey.RoomLookup,
+        in shard: RouteShard<M>,
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
         check: inout RoomCheck<M>
@@ -222,12 +334,12 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         case .object(let id):
             // The route is keyed by the sender's address: if its (weak) sender is still alive,
             // it is the posted object, which is alive too. Otherwise it is a departed sender's.
-            if let route = _byObject[id] {
+            if let route = shard._byObject[id] {
                 room = route._subscribers
                 check = .object(route)
             }
         case .value(let digest):
-            switch _byValue.candidate(for: digest, key: key) {
+            switch shard._byValue.candidate(for: digest, key: key) {
             case .none: break
             case .unverified(let entry):
                 room = entry._value
@@ -246,7 +358,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             let ownType = ObjectIdentifier(type(of: sender as Any))
             var ownTypeSubscribers: [Subscriber<Envelope<M, S>>]?
             var castEnvelopes: [EnvelopeDelivery<M>] = []
-            for (routeKey, list) in _senderTypesOf[ownType] ?? senderTypes(of: sender, ownType: ownType) {
+            for (routeKey, list) in shard._senderTypesOf[ownType]
+                ?? senderTypes(of: sender, ownType: ownType, in: shard)
+            {
                 if routeKey == ObjectIdentifier(S.self) {
                     // The key is `S`'s identity, so the stored list is exactly this type.
                     ownTypeSubscribers = unsafeDowncast(list, to: SubscriberList<Envelope<M, S>>.self)._entries
@@ -263,16 +377,17 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         }
     }
 
-    /// The sender types that `sender` is, remembered for its own type. The cache is bounded by
-    /// the number of types that post, and cleared past a size no program's senders reach.
+    /// The sender types that `sender` is, remembered in `shard` for its own type. The cache is
+    /// bounded by the number of types that post, and cleared past a size no program's senders reach.
     @usableFromInline
     func senderTypes(
         of sender: Any,
-        ownType: ObjectIdentifier
+        ownType: ObjectIdentifier,
+        in shard: RouteShard<M>
     ) -> [(key: ObjectIdentifier, list: any AnySubscriberList)] {
         let matches = _bySenderType.filter { $0.value.isSenderType(of: sender) }.map { (key: $0.key, list: $0.value) }
-        if _senderTypesOf.count >= 1_024 { _senderTypesOf = [:] }
-        _senderTypesOf[ownType] = matches
+        if shard._senderTypesOf.count >= 1_024 { shard._senderTypesOf = [:] }
+        shard._senderTypesOf[ownType] = matches
         return matches
     }
 
@@ -282,103 +397,272 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline
     func count(hearing key: SenderKey?) -> Int {
         switch key {
-        case nil: _everyone.count
-        case .object(let sender)?: _byObject[sender._id].map { $0._subscribers.count } ?? 0
-        case .value(let value)?: _byValue[value]?.count ?? 0
-        case .none?: 0
+        case nil:
+            return withShard(0) { shard in shard.withLock { _everyone.count } }
+        case .object(let sender)?:
+            return withShard(Self.shardIndex(.object(sender._id))) { shard in
+                shard.withLock { shard._byObject[sender._id].map { $0._subscribers.count } ?? 0 }
+            }
+        case .value(let value)?:
+            return withShard(Self.shardIndex(.value(SenderDigest(value)))) { shard in
+                shard.withLock { shard._byValue[value]?.count ?? 0 }
+            }
+        case .none?:
+            return 0
         }
     }
 
-    // MARK: Housekeeping
+    /// The subscriptions to every sender of the type `key` names (`fromAny:`).
+    @usableFromInline
+    func count(ofSenderType key: ObjectIdentifier) -> Int {
+        withShard(0) { shard in shard.withLock { _bySenderType[key]?.count ?? 0 } }
+    }
 
-    /// What a post does to the table before its recipients are captured: counts toward the next
-    /// departed-sender sweep (and sweeps when one is due), and keeps `mail` as the latest when
-    /// the type keeps it. Returns the departed senders' streams and the replaced kept mail.
+    // MARK: Keeping the latest mail
+
+    /// Makes every shard, and every shard made later, keep the latest mail of the type.
+    @usableFromInline
+    func keepLatest() {
+        withAllShards {
+            _keepsLatest = true
+            for shard in _shards where shard._latest == nil { shard._latest = LatestMail() }
+        }
+    }
+
+    /// The newest mail kept from any sender or none; call holding every shard's lock.
+    @usableFromInline
+    func newest() -> M? {
+        let bits = _newest.load(ordering: .acquiring)
+        guard bits != 0, let address = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeUnretainedValue()._mail
+    }
+
+    /// Makes `mail` the type's newest; returns the one it replaced, to release once no lock is
+    /// held. Called holding the post's lanes and its shard's lock, so two posts that anyone hears
+    /// both swap in the order they deliver.
     @inlinable
-    func housekeep(afterPosting mail: M?, key: SenderKey) -> AfterUnlock<LatestMail<M>.Displaced?> {
-        let departed = sweepDepartedSendersAfterPost()
-        guard let mail, let _latest else { return AfterUnlock(finishing: departed, releasing: nil) }
-        return AfterUnlock(finishing: departed, releasing: _latest.record(mail, key: key))
+    func recordNewest(_ mail: M) -> M? {
+        let box = Unmanaged.passRetained(LatestMail<M>.Newest(mail))
+        let old = _newest.exchange(UInt(bitPattern: box.toOpaque()), ordering: .acquiringAndReleasing)
+        guard old != 0, let address = UnsafeRawPointer(bitPattern: old) else { return nil }
+        return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeRetainedValue()._mail
+    }
+
+    /// Takes the type's newest mail out, for closing.
+    @usableFromInline
+    func takeNewest() -> M? {
+        let old = _newest.exchange(0, ordering: .acquiringAndReleasing)
+        guard old != 0, let address = UnsafeRawPointer(bitPattern: old) else { return nil }
+        return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeRetainedValue()._mail
+    }
+
+    /// Drops the kept mail of departed object senders in `shard`, whose lock the caller holds;
+    /// returns it, to release once no lock is held.
+    @usableFromInline
+    func sweepKeptMail(in shard: RouteShard<M>) -> [M] {
+        guard let kept = shard._latest, !kept._byObject.isEmpty else { return [] }
+        let swept = kept.sweep()
+        if !swept.isEmpty { _keptObjectSenders.subtract(swept.count, ordering: .relaxed) }
+        return swept
+    }
+
+    /// Counts one more object sender with kept mail and, once their number has doubled since the
+    /// last sweep, drops departed senders' kept mail in every shard, one lock at a time; call
+    /// holding no shard's lock. Returns what it dropped, to release once no lock is held.
+    @usableFromInline
+    func keptObjectSenderAdded() -> [M] {
+        let kept = _keptObjectSenders.wrappingAdd(1, ordering: .relaxed).newValue
+        guard kept > max(8, 2 * _keptAtLastSweep.load(ordering: .relaxed)) else { return [] }
+        let swept = shards.flatMap { shard in shard.withLock { sweepKeptMail(in: shard) } }
+        _keptAtLastSweep.store(_keptObjectSenders.load(ordering: .relaxed), ordering: .relaxed)
+        return swept
+    }
+
+    /// The newest mail kept from a sender that is an `S`; call holding every shard's lock.
+    @usableFromInline
+    func newest<S: Sendable>(fromAny senderType: S.Type) -> Envelope<M, S>? {
+        var newest: (envelope: Envelope<M, S>, serial: Int)?
+        for shard in _shards {
+            if let found = shard._latest?.newest(fromAny: S.self, after: newest?.serial ?? .min) { newest = found }
+        }
+        return newest?.envelope
+    }
+
+    /// The newest mail kept from one sender; call holding the lock of the shard its key picks.
+    @usableFromInline
+    func newest(from key: SenderKey, in shard: RouteShard<M>) -> M? {
+        shard._latest?.newest(from: key)
     }
 
     // MARK: Removing
 
-    /// Removes the routes of every sender that has been deallocated, and returns their
-    /// continuations to finish.
-    @inlinable
+    /// Removes the routes of every sender that has been deallocated, shard by shard, and returns
+    /// their continuations to finish.
+    @usableFromInline
     func sweepDepartedSenders() -> [any Finishable] {
-        guard !_byObject.isEmpty else { return [] }
-        return _byObject.removeAllDeparted().flatMap(takeAll(of:))
+        guard _objectRoutes.load(ordering: .relaxed) > 0 else { return [] }
+        var departed: [any Finishable] = []
+        for (index, shard) in shardsByIndex() {
+            departed += shard.withLock { () -> [any Finishable] in
+                guard !shard._byObject.isEmpty else { return [] }
+                let routes = shard._byObject.removeAllDeparted()
+                if !routes.isEmpty { objectRoutesChanged(by: -routes.count, shard: shard, index: index) }
+                return routes.flatMap(takeAll(of:))
+            }
+        }
+        return departed
     }
 
-    /// Counts a post and, every ``sweepBatch`` posts or fewer, removes the routes of a batch of
-    /// senders that have been deallocated; returns their continuations to finish.
+    /// Every shard made, with its index.
+    @usableFromInline
+    func shardsByIndex() -> [(index: Int, shard: RouteShard<M>)] {
+        (0..<Self.shardCount).compactMap { index in
+            let bits = _shardSlots[index].load(ordering: .acquiring)
+            guard bits != 0, let address = UnsafeRawPointer(bitPattern: bits) else { return nil }
+            return (index, Unmanaged<RouteShard<M>>.fromOpaque(address).takeUnretainedValue())
+        }
+    }
+
+    /// Counts a post of a type with object routes and, every ``sweepBatch`` posts or fewer
+    /// (as many as there are routes), checks that many routes for a departed sender, removes
+    /// those whose sender is gone, and returns their continuations to finish.
+    ///
+    /// The routes are checked round-robin across the shards that have any, each shard's from
+    /// the top down (see ``ObjectRoutes/sweep(checking:)``), so a round checks every route once:
+    /// with `n` routes and none pinned meanwhile, a sender that departs is found within `n`
+    /// posts when `n <= batch`, and within `n + batch - 1` otherwise. A sweep never waits for a
+    /// shard's lock: a shard in use is left for the next sweep, which starts there. Only a type
+    /// with object-pinned subscriptions counts its posts here; the count is one atomic word
+    /// its posts share.
     @inlinable
-    func sweepDepartedSendersAfterPost() -> [any Finishable] {
-        guard !_byObject.isEmpty else { return [] }
-        return _byObject.sweepAfterPost(batch: Self.sweepBatch).flatMap(takeAll(of:))
+    func sweepAfterPost() -> [any Finishable] {
+        let routes = _objectRoutes.load(ordering: .relaxed)
+        guard routes > 0 else { return [] }
+        let due = min(Self.sweepBatch, routes)
+        guard _postsSinceSweep.wrappingAdd(1, ordering: .relaxed).newValue >= due else { return [] }
+        _postsSinceSweep.store(0, ordering: .relaxed)
+        return sweep(checking: due)
     }
 
-    /// Removes `subscriber` from `place`; nil when it is no longer there. As in ``add(_:at:pinning:)``,
-    /// the cast to `Subscriber<M>` is resolved at compile time in specialised code.
+    @usableFromInline
+    func sweep(checking budget: Int) -> [any Finishable] {
+        var departed: [any Finishable] = []
+        var remaining = budget
+        var index = _sweepShard.load(ordering: .relaxed)
+        var visited = 0
+        while remaining > 0, visited <= Self.shardCount {
+            let withRoutes = _objectShards.load(ordering: .relaxed)
+            guard withRoutes != 0 else { break }
+            // The next shard with object routes, from `index` on, wrapping around.
+            let ahead = withRoutes & (~0 &<< UInt64(index))
+            index = ahead != 0 ? ahead.trailingZeroBitCount : withRoutes.trailingZeroBitCount
+            let finished = withShard(index) { shard -> Bool? in
+                guard shard.tryLock() else { return nil }
+                defer { shard.unlock() }
+                let swept = shard._byObject.sweep(checking: remaining)
+                remaining -= swept.checked
+                if !swept.departed.isEmpty {
+                    objectRoutesChanged(by: -swept.departed.count, shard: shard, index: index)
+                    departed += swept.departed.flatMap(takeAll(of:))
+                }
+                return swept.finished
+            }
+            // Busy, or the budget ran out inside this shard: the next sweep goes on here.
+            guard finished == true else { break }
+            index = (index + 1) % Self.shardCount
+            visited += 1
+        }
+        _sweepShard.store(index, ordering: .relaxed)
+        return departed
+    }
+
+    /// Removes `subscriber` from `place`, taking the locks that place needs; nil when it is no
+    /// longer there. As in ``add(_:at:pinning:)``, the cast to `Subscriber<M>` is resolved at
+    /// compile time in specialised code.
     @inlinable
     func remove<Element>(_ subscriber: Subscriber<Element>, at place: TableRoute) -> (any Finishable)? {
         let removed: (any Finishable)?
         switch place {
         case .everyone:
             guard let typed = subscriber as? Subscriber<M> else { return nil }
-            removed = _everyone.remove(typed)
+            removed = withAllShards { _everyone.remove(typed) }
         case .object(let key):
-            guard let typed = subscriber as? Subscriber<M>, let route = _byObject[key] else { return nil }
-            removed = route._subscribers.remove(typed)
-            if route._subscribers.count == 0 { _byObject.remove(key) }
+            guard let typed = subscriber as? Subscriber<M> else { return nil }
+            let index = Self.shardIndex(.object(key))
+            removed = withShard(index) { shard in
+                shard.withLock { () -> (any Finishable)? in
+                    guard let route = shard._byObject[key] else { return nil }
+                    let removed = route._subscribers.remove(typed)
+                    if route._subscribers.count == 0 {
+                        shard._byObject.remove(key)
+                        objectRoutesChanged(by: -1, shard: shard, index: index)
+                    }
+                    return removed
+                }
+            }
         case .value(let key):
-            guard let typed = subscriber as? Subscriber<M>, let subscribers = _byValue[key] else { return nil }
-            removed = subscribers.remove(typed)
-            if subscribers.count == 0 { _byValue[key] = nil }
+            guard let typed = subscriber as? Subscriber<M> else { return nil }
+            removed = withShard(Self.shardIndex(.value(SenderDigest(key)))) { shard in
+                shard.withLock { () -> (any Finishable)? in
+                    guard let subscribers = shard._byValue[key] else { return nil }
+                    let removed = subscribers.remove(typed)
+                    if subscribers.count == 0 { shard._byValue[key] = nil }
+                    return removed
+                }
+            }
         case .senderType(let key):
-            guard let subscribers = _bySenderType[key] else { return nil }
-            removed = subscribers.removeErased(subscriber)
-            if subscribers.count == 0 { _bySenderType[key] = nil }
+            removed = withAllShards { () -> (any Finishable)? in
+                guard let subscribers = _bySenderType[key] else { return nil }
+                let removed = subscribers.removeErased(subscriber)
+                if subscribers.count == 0 {
+                    _bySenderType[key] = nil
+                    senderTypesChanged()
+                }
+                return removed
+            }
         }
-        if removed != nil { _count -= 1 }
+        if removed != nil { _count.subtract(1, ordering: .relaxed) }
         return removed
     }
 
     @usableFromInline
-    func close() -> [any Finishable] {
-        withIndex {
-            _isRetired.store(true, ordering: .releasing)
-            return removeAll()
-        }
+    var isInUse: Bool {
+        _count.load(ordering: .relaxed) > 0 || _newest.load(ordering: .relaxed) != 0
+            || withAllShards { _shards.contains { $0._latest?.isEmpty == false } }
     }
 
-    /// Removes every subscription; call holding `index`.
+    /// Retires the table and empties it, holding every shard's lock.
     @usableFromInline
-    func removeAll() -> [any Finishable] {
-        var all: [any Finishable] = []
-        for kind in TableRoute.Kind.allCases {
-            switch kind {
-            case .everyone:
-                all += _everyone.removeAll()
-            case .object:
-                for route in _byObject.removeAll() { all += route._subscribers.removeAll() }
-            case .value:
-                for subscribers in _byValue.values { all += subscribers.removeAll() }
-                _byValue = ValueTable()
-            case .senderType:
-                for subscribers in _bySenderType.values { all += subscribers.removeAll() }
-                _bySenderType = [:]
+    func close() -> (finishing: [any Finishable], releasing: [any Sendable]) {
+        withAllShards { () -> (finishing: [any Finishable], releasing: [any Sendable]) in
+            _isRetired.store(true, ordering: .releasing)
+            var all: [any Finishable] = []
+            var kept: [any Sendable] = []
+            all += _everyone.removeAll()
+            for subscribers in _bySenderType.values { all += subscribers.removeAll() }
+            _bySenderType = [:]
+            for shard in _shards {
+                for route in shard._byObject.removeAll() { all += route._subscribers.removeAll() }
+                for subscribers in shard._byValue.values { all += subscribers.removeAll() }
+                shard._byValue = ValueTable()
+                shard._senderTypesOf = [:]
+                if let latest = shard._latest { kept.append(latest.takeAll()) }
+                shard._latest = nil
             }
+            _keepsLatest = false
+            if let newest = takeNewest() { kept.append(newest) }
+            _keptObjectSenders.store(0, ordering: .relaxed)
+            _objectRoutes.store(0, ordering: .relaxed)
+            _objectShards.store(0, ordering: .relaxed)
+            _count.store(0, ordering: .relaxed)
+            return (all, kept)
         }
-        _count = 0
-        return all
     }
 
     @inlinable
     func takeAll(of route: ObjectRoute<M>) -> [any Finishable] {
         let taken = route._subscribers.removeAll()
-        _count -= taken.count
+        _count.subtract(taken.count, ordering: .relaxed)
         return taken
     }
 }
