@@ -23,6 +23,9 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     /// Taps on every post. They observe and are not counted: a logging tap must never make a
     /// post that no subscriber heard look delivered. A post reaches them whole (see ``Taps``).
     @usableFromInline var _taps: Taps?
+    /// Set when the post already holds the taps' lane for its whole delivery (a post that keeps
+    /// its type's latest mail: see `Switchboard.deliverRecording`), so it is not taken again.
+    @usableFromInline var _holdsTapsLane = false
 
     @inlinable
     init(everyone: [Subscriber<M>] = []) {
@@ -36,9 +39,9 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     func deliver(_ mail: M, from sender: S?, context: PostContext?) -> Receipt {
         let receipt = deliverToSubscribers(mail, from: sender, context: context)
         if let _taps {
-            _taps._lane.lock()
+            if !_holdsTapsLane { _taps._lane.lock() }
             tap(mail, from: sender, context: context, isLastInPost: true, taps: _taps)
-            _taps._lane.unlock()
+            if !_holdsTapsLane { _taps._lane.unlock() }
         }
         return receipt
     }
@@ -52,7 +55,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
             total += deliverToSubscribers(mails[index], from: sender, context: context)
         }
         if let _taps {
-            _taps._lane.lock()
+            if !_holdsTapsLane { _taps._lane.lock() }
             for index in mails.indices {
                 tap(
                     mails[index],
@@ -62,7 +65,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
                     taps: _taps
                 )
             }
-            _taps._lane.unlock()
+            if !_holdsTapsLane { _taps._lane.unlock() }
         }
         return total
     }

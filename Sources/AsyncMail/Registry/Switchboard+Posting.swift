@@ -303,8 +303,16 @@ extension Switchboard {
                 dropped = lanes._room
                 lanes = lanes.withoutRoom
             }
+            // While someone taps, the post also holds the taps' lane from recording to the end of
+            // its delivery: a tap hears every post, whatever its lanes, and must hear this one
+            // before any post made after a subscribe that replayed it.
+            let tapsLane = _tapping.load(ordering: .acquiring) ? _taps._lane : nil
             var displaced: LatestMail<M>.Displaced?
             let receipt = inOrder(lanes) { () -> Receipt? in
+                tapsLane?.lock()
+                defer { tapsLane?.unlock() }
+                let taps = self.taps
+                guard (taps != nil) == (tapsLane != nil) else { return nil }  // a first tap, or the last gone
                 var recipients = Recipients<M, S>()
                 var now = Lanes()
                 var ignored = RoomCheck<M>.none
@@ -333,6 +341,7 @@ extension Switchboard {
                 }
                 guard inLine else { return nil }
                 recipients._taps = taps
+                recipients._holdsTapsLane = true
                 return deliver(recipients, context)
             }
             // Holding no shard's lock: sweeps every shard's kept mail once enough senders came.

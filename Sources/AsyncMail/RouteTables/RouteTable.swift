@@ -544,7 +544,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         return sweep(checking: due)
     }
 
-    @usableFromInline
+    @inlinable
     func sweep(checking budget: Int) -> [any Finishable] {
         var departed: [any Finishable] = []
         var remaining = budget
