@@ -104,6 +104,92 @@ func postsPerSecond(tasks: Int, postsEach: Int, distinctTypes: Bool) async -> Do
     return Double(tasks * postsEach) / seconds
 }
 
+/// A broadcaster as a user writes one by hand, one per room: a lock around its subscribers'
+/// continuations, each post yields to a copy of them. The baseline for rooms with readers.
+final class HandBroadcaster<Element: Sendable>: Sendable {
+    private let continuations = Mutex<[AsyncStream<Element>.Continuation]>([])
+
+    func subscribe(bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
+        continuations.withLock { $0.append(continuation) }
+        return stream
+    }
+
+    func send(_ element: Element) {
+        for continuation in continuations.withLock({ $0 }) { continuation.yield(element) }
+    }
+
+    func finish() {
+        for continuation in continuations.withLock({ $0 }) { continuation.finish() }
+    }
+}
+
+/// Posts per second with `tasks` tasks, each posting `postsEach` times to its own room, each
+/// room with one subscriber (newest mail only) that a task of its own reads: through one
+/// mailroom, or through a hand-written broadcaster per room.
+func postsPerSecondWithReaders(tasks: Int, postsEach: Int, handWritten: Bool) async -> Double {
+    let mailroom = Mailroom()
+    let broadcasters = (0..<tasks).map { _ in HandBroadcaster<BlankBase>() }
+    var streams: [AsyncStream<BlankBase>] = []
+    for room in 0..<tasks {
+        streams.append(
+            handWritten
+                ? broadcasters[room].subscribe(bufferingPolicy: .bufferingNewest(1))
+                : await mailroom.subscribe(to: BlankBase.self, from: .only(room), bufferingPolicy: .bufferingNewest(1))
+        )
+    }
+    let readers = streams.map { stream in
+        Task {
+            var read = 0
+            for await _ in stream { read += 1 }
+            return read
+        }
+    }
+    let started = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+        for room in 0..<tasks {
+            group.addTask {
+                for _ in 0..<postsEach {
+                    if handWritten {
+                        broadcasters[room].send(BlankBase())
+                    } else {
+                        await mailroom.post(BlankBase(), from: room)
+                    }
+                }
+            }
+        }
+    }
+    let elapsed = ContinuousClock.now - started
+    await mailroom.close()
+    for broadcaster in broadcasters { broadcaster.finish() }
+    for reader in readers { _ = await reader.value }
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Double(tasks * postsEach) / seconds
+}
+
+/// Posts per second with `tasks` tasks, each posting to its own room of its own mailroom.
+func separatePostsPerSecond(tasks: Int, postsEach: Int) async -> Double {
+    var mailrooms: [Mailroom] = []
+    var posters: [@Sendable () async -> Void] = []
+    for task in 0..<tasks {
+        let mailroom = Mailroom()
+        mailrooms.append(mailroom)
+        posters.append(await lanePoster(BlankBase.self, .room(task), on: mailroom))
+    }
+    let started = ContinuousClock.now
+    await withTaskGroup(of: Void.self) { group in
+        for post in posters {
+            group.addTask {
+                for _ in 0..<postsEach { await post() }
+            }
+        }
+    }
+    let elapsed = ContinuousClock.now - started
+    for mailroom in mailrooms { await mailroom.close() }
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Double(tasks * postsEach) / seconds
+}
+
 /// The p99 of `samples` posts to a quiet type, in nanoseconds, with or without a task fanning out
 /// to 1,000 subscribers of another type the whole time.
 func quietPostP99(samples: Int, beside loud: Bool) async -> Double {
@@ -142,9 +228,8 @@ final class ManagedAtomicFlag: Sendable {
     func finish() { done.store(true, ordering: .relaxed) }
 }
 
-func runScaling() async {
+func runScaling(postsEach: Int) async {
     let cores = ProcessInfo.processInfo.activeProcessorCount
-    let postsEach = 200_000
     print("Scaling, \(cores) cores, \(postsEach) posts per task, best of 3")
     for distinctTypes in [false, true] {
         var single = 0.0
@@ -159,6 +244,39 @@ func runScaling() async {
                 "\(tasks) tasks on \(shape): \(Int(best)) posts/s | \(String(format: "%.2f", best / single))x one task"
             )
         }
+    }
+    // Rooms with readers: one mailroom beside a hand-written broadcaster per room, interleaved.
+    var singleMailroom = 0.0
+    for tasks in [1, 2, 4, 8, 16] {
+        var (viaMailroom, handWritten) = (0.0, 0.0)
+        for _ in 0..<3 {
+            viaMailroom = max(
+                viaMailroom,
+                await postsPerSecondWithReaders(tasks: tasks, postsEach: postsEach, handWritten: false)
+            )
+            handWritten = max(
+                handWritten,
+                await postsPerSecondWithReaders(tasks: tasks, postsEach: postsEach, handWritten: true)
+            )
+        }
+        if tasks == 1 { singleMailroom = viaMailroom }
+        print(
+            "\(tasks) tasks on rooms with readers: \(Int(viaMailroom)) posts/s | "
+                + String(
+                    format: "%.2fx one task, %.2fx a hand-written broadcaster per room (%d posts/s)",
+                    viaMailroom / singleMailroom,
+                    viaMailroom / handWritten,
+                    Int(handWritten)
+                )
+        )
+    }
+    // The same posts into separate mailrooms, one per task: the ceiling for distinct rooms.
+    for tasks in [1, 16] {
+        var best = 0.0
+        for _ in 0..<3 {
+            best = max(best, await separatePostsPerSecond(tasks: tasks, postsEach: postsEach))
+        }
+        print("\(tasks) tasks on separate mailrooms: \(Int(best)) posts/s")
     }
     let alone = await quietPostP99(samples: 100_000, beside: false)
     let beside = await quietPostP99(samples: 100_000, beside: true)

@@ -10,7 +10,8 @@
 //   swift run -c release Probe profile         1M posts to one subscriber, for a profiler
 //   swift run -c release Probe profile-churn   1M subscribe-and-drop pairs, for a profiler
 //   swift run -c release Probe profile-pinned  posts pinned to an object and to a value beside 10k others
-//   swift run -c release Probe scaling         1-16 posting tasks on distinct rooms and types; a quiet post's p99 beside a fan-out
+//   swift run -c release Probe scaling [POSTS] 1-16 posting tasks on distinct rooms, types, rooms with readers (beside a
+//                                               hand-written broadcaster per room); a quiet post's p99 beside a fan-out
 //   swift run -c release Probe threads [SECONDS [ROUNDS [SHAPE]]]  1-16 OS threads posting synchronously (see Threads.swift)
 //   swift run -c release Probe history         heap per retained mail; resuming 10,000 missed mails against a raw stream
 //   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
@@ -134,7 +135,7 @@ if arguments.first == "threads" {
 }
 
 if arguments.first == "scaling" {
-    await runScaling()
+    await runScaling(postsEach: arguments.dropFirst().first.flatMap { Int($0) } ?? 200_000)
     exit(0)
 }
 

@@ -1,11 +1,13 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import CoreMetrics
-import Foundation
 
 /// The metrics of each mail type, made the first time the type is seen.
 ///
-/// A mail type's metrics are made outside the lock (a metrics factory is user code) and the first
-/// set stored wins, so two threads that meet a new type at once still share one set.
+/// Every post reads its type's metrics here, so they are found with no lock (a `TypeIndex`, whose
+/// entries last as long as the observability, one per mail type the program posts): posts of
+/// different types, or to different rooms of one, share no lock on their way to their counters.
+/// A mail type's metrics are made outside any lock (a metrics factory is user code) and the first
+/// set filed wins, so two threads that meet a new type at once still share one set.
 final class MailMetrics: Sendable {
     /// One mail type's metrics.
     struct OfType: Sendable {
@@ -18,12 +20,14 @@ final class MailMetrics: Sendable {
 
     private let factory: (any MetricsFactory)?
     private let dimensions: [(String, String)]
-    // NSLock, not `Synchronization.Mutex`: ThreadSanitizer on Linux sees pthread mutexes, and a
-    // user's sanitizer run must not report this cache.
-    private let lock = NSLock()
-    // Guarded by `lock`: read and written only inside `lock.withLock`, in `of(_:)` below, so every
-    // access is ordered by the lock. `concurrentFirstPosts` races it, and CI runs that under TSan.
-    nonisolated(unsafe) private var byType: [ObjectIdentifier: OfType] = [:]
+    /// One type's metrics, as the map files them.
+    private final class Filed: Sendable {
+        let metrics: OfType
+        init(_ metrics: OfType) { self.metrics = metrics }
+    }
+
+    // `concurrentFirstPosts` races first posts of new types, and CI runs it under TSan.
+    private let byType = TypeIndex<Filed>()
 
     init(factory: (any MetricsFactory)?, dimensions: [(String, String)]) {
         self.factory = factory
@@ -31,14 +35,9 @@ final class MailMetrics: Sendable {
     }
 
     func of(_ type: any Mail.Type) -> OfType {
-        let key = ObjectIdentifier(type)
-        if let known = lock.withLock({ byType[key] }) { return known }
-        let made = make(for: type)
-        return lock.withLock {
-            if let first = byType[key] { return first }
-            byType[key] = made
-            return made
-        }
+        if let known = byType.object(for: type) { return known.metrics }
+        let made = Filed(make(for: type))
+        return byType.object(for: type) { made }.metrics
     }
 
     private func make(for type: any Mail.Type) -> OfType {

@@ -209,9 +209,10 @@ extension Switchboard {
         var recipients = Recipients<M, S>()
         var lanes = Lanes()
         var departed: [any Finishable] = []
-        // The table, if the type keeps its latest mail and this post has one to keep.
-        let recording: RouteTable<M>? = withTable(of: M.self) { table in
-            guard let table else { return nil }
+        // Whether the type keeps its latest mail and this post has one to keep. The table is not
+        // handed out of the closure: that would retain it, a write to one cache line that every
+        // post of the type, whatever its room, would then share.
+        let keepsLatest: Bool = withTable(of: M.self, absent: false) { table in
             departed = table.sweepAfterPost()
             let lookup = key.roomLookup
             var check = RoomCheck<M>.none
@@ -231,18 +232,17 @@ extension Switchboard {
                     return false
                 }
             }
-            if keeps { return table }
             // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
-            if !check.holds(for: sender, key: key) {
+            if !keeps, !check.holds(for: sender, key: key) {
                 recipients._pinned = nil
                 lanes = lanes.withoutRoom
             }
-            return nil
+            return keeps
         }
         let receipt: Receipt
-        if let recording, let last {
+        if keepsLatest, let last, let table = existingTable(for: M.self) {
             receipt = deliverRecording(
-                recording,
+                table,
                 from: sender,
                 key: key,
                 recording: last,

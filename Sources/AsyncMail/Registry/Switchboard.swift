@@ -73,8 +73,12 @@ final class Switchboard: Sendable {
     /// `RouteTable<M>` under `ObjectIdentifier(M.self)`, and every caller passes the `M` whose
     /// identity it looks up.
     @inlinable @inline(__always)
-    func withTable<M: Mail, Result>(of type: M.Type, _ body: (RouteTable<M>?) -> Result) -> Result {
-        _tables.withObject(for: ObjectIdentifier(M.self), as: RouteTable<M>.self, body)
+    func withTable<M: Mail, Result>(
+        of type: M.Type,
+        absent: @autoclosure () -> Result,
+        _ body: (RouteTable<M>) -> Result
+    ) -> Result {
+        _tables.withObject(for: ObjectIdentifier(M.self), as: RouteTable<M>.self, absent: absent(), body)
     }
 
     /// The table of `M`, if it has one.

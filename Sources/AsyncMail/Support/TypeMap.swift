@@ -17,6 +17,8 @@ import Synchronization
 /// Why `@unchecked Sendable` is safe: `current` is atomic; the slot words are atomics written only
 /// under `writer`; everything else is under `writer`. `TypeMapTests` races readers against
 /// writers, and CI runs it under ThreadSanitizer.
+///
+/// The products built on the core reach it as ``TypeIndex``.
 @usableFromInline
 package final class TypeMap: @unchecked Sendable {
     /// One table of slots: `capacity` pairs of words, a key (a type's identity; 0 for none) and
@@ -85,22 +87,27 @@ package final class TypeMap: @unchecked Sendable {
 
     /// Runs `body` with the object filed under `key`, unretained and unchecked: its type is the
     /// one every caller files under that key. The object is valid throughout `body`.
+    ///
+    /// `absent` is the result when nothing is filed under `key`. (`body` takes the object itself,
+    /// not an optional: wrapping it in one made the compiler retain it, a write to the object that
+    /// every post of a type would share.)
     @inlinable @inline(__always)
     package func withObject<Object: AnyObject & Sendable, Result>(
         for key: ObjectIdentifier,
         as type: Object.Type,
-        _ body: (Object?) -> Result
+        absent: @autoclosure () -> Result,
+        _ body: (Object) -> Result
     ) -> Result {
         let slots = Unmanaged<Slots>.fromOpaque(_current.load(ordering: .acquiring))
         let found = slots._withUnsafeGuaranteedRef { $0.find(UInt(bitPattern: key)) }
-        guard let found else { return body(nil) }
+        guard let found else { return absent() }
         return Unmanaged<Object>.fromOpaque(found)._withUnsafeGuaranteedRef { body($0) }
     }
 
     /// The object filed under `key`, retained; nil if none.
     @inlinable
     package func object<Object: AnyObject & Sendable>(for key: ObjectIdentifier, as type: Object.Type) -> Object? {
-        withObject(for: key, as: Object.self) { $0 }
+        withObject(for: key, as: Object.self, absent: nil) { $0 }
     }
 
     /// The object filed under `key`, or `make()`'s, filed now; `make` runs holding the writer
