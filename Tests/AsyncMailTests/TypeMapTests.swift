@@ -70,7 +70,9 @@ struct TypeMapTests {
                             let known = filed.withLock { $0 }
                             done = known == keys.count
                             for key in keys.prefix(known) {
-                                let found = map.withObject(for: ObjectIdentifier(key), as: Filed.self, absent: nil) { $0.number }
+                                let found = map.withObject(for: ObjectIdentifier(key), as: Filed.self, absent: nil) {
+                                    $0.number
+                                }
                                 if found != key.number { misses.withLock { $0 += 1 } }
                             }
                         }
