@@ -278,7 +278,7 @@ struct OrderRaceTests {
         }
         for poster in posters { await poster.value }
         await mailroom.close()
-        for loop in loops { await loop.value }
+        for loop in loops { try await withTimeout(.seconds(60)) { await loop.value } }
         return firstDisagreement(heard)
     }
 }

@@ -17,8 +17,9 @@ final class Subscriber<Element: Sendable>: Sendable {
     /// bounded stream) under a mailroom with instrumentation; `nil` otherwise.
     @usableFromInline let _contexts: PostContexts?
     /// Where it sits in its route's ``SubscriberList/entries``, or -1 when it is in none, so that
-    /// removal needs no lookup table. Read and written only under the registry lock, which
-    /// orders every access; it is atomic (relaxed) only so that the class can be `Sendable`.
+    /// removal needs no lookup table. Read and written only under the lock that guards that list
+    /// (see ``SubscriberList``), which orders every access; it is atomic (relaxed) only so that
+    /// the class can be `Sendable`.
     @usableFromInline let _position = Atomic<Int>(-1)
 
     @inlinable

@@ -11,8 +11,9 @@
 /// A mailroom without one pays a nil check per post and per subscription, and nothing else.
 /// The protocol is class-bound so that the check is a pointer comparison.
 ///
-/// No method is ever called under the mailroom's registry lock, so an implementation may take its
-/// own locks. Keep them short, and never wait in them for mail:
+/// No method is ever called under one of the mailroom's locks, so an implementation may take its
+/// own locks. Keep them short (posts call it from every core: a lock every post takes is a lock
+/// every core waits for), and never wait in them for mail:
 /// - ``currentContext()`` runs on the posting thread before delivery, and
 ///   ``didPost(_:mails:receipt:)`` after it, before `post` returns.
 /// - The subscription calls run wherever a stream is made or ends. Like a `where:` filter, they can

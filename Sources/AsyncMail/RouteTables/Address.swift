@@ -1,5 +1,5 @@
 /// An object's identity as a dictionary key, hashed with a few multiplications: a `Hasher` took
-/// about 150 instructions under the table's index lock, which posts to every room take.
+/// about 150 instructions under a shard's lock, which a post holds to find its room.
 @usableFromInline
 struct Address: Hashable {
     @usableFromInline let _id: ObjectIdentifier
@@ -21,7 +21,7 @@ struct Address: Hashable {
 
     /// A bucket hash from `bits`, already spread (an address, or a hash a sender computed), and a
     /// table's seed: MurmurHash3's 64-bit finaliser, a few multiplications where a `Hasher` took
-    /// about 150 instructions. Shared by the look-ups that run under a table's index lock.
+    /// about 150 instructions. Shared by the look-ups that run under a shard's lock.
     @inlinable
     static func mix(_ bits: UInt64, seed: Int) -> Int {
         var mixed = bits ^ UInt64(truncatingIfNeeded: seed)

@@ -1,4 +1,4 @@
-/// A room that a post found under its table's index lock and checks after releasing it.
+/// A room that a post found under its shard's lock and checks after releasing it.
 ///
 /// Both checks read only what never changes once a room exists, or changes one way: a value
 /// room's sender is immutable, and an object room's weak sender only ever goes from the object to

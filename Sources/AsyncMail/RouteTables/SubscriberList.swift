@@ -34,8 +34,9 @@ extension Envelope: ErasedEnvelope {
 /// A room's list (one sender's subscriptions) also carries the room's lane (see ``Lanes``).
 ///
 /// Why `@unchecked Sendable` is safe: `entries`, its one mutable property, is only read or
-/// written while the lock of the table that files the list is held (a ``RouteTable``'s index
-/// lock, or the registry lock for taps), which orders every access; posts read a copy-on-write
+/// written while the lock that guards the list is held (a room's list: its ``RouteShard``'s lock;
+/// a list that hears several rooms: any shard's lock to read, all of them to write; the taps: the
+/// registry lock), which orders every access; posts read a copy-on-write
 /// snapshot taken under it. That is also why `entries` skips dynamic exclusivity checks (see
 /// ``RouteTable``). The stress and model tests, run under ThreadSanitizer in CI, post, subscribe
 /// and drop from many threads at once.

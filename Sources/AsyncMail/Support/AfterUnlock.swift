@@ -1,6 +1,6 @@
 /// What a locked section leaves to do once no lock is held, named and performed in one place.
 ///
-/// Finishing a stream runs its termination handler, which takes the registry lock, and releasing
+/// Finishing a stream runs its termination handler, which takes the route table's locks, and releasing
 /// a value can run user code (a mail's deinit, a filter's captures); neither may happen under a
 /// lock. So every locked section hands one of these back, and its caller calls ``perform()``
 /// after unlocking: the streams are finished first, then everything else is released.
