@@ -1,8 +1,9 @@
 /// A value behind a lock that ThreadSanitizer sees, for the products built on the core: a
 /// ``Locked`` they can name.
 ///
-/// The relay's state is under these, so that a ThreadSanitizer run of it is as clean as the
-/// core's: a bare `Synchronization.Mutex` is a futex TSan does not see (see ``ThreadSanitizer``).
+/// The relay's state is under these, so that its locks do not convoy when many threads post (see
+/// ``RawLock``: Swift 6.3's Linux `Mutex` does), and a ThreadSanitizer run of it is as clean as
+/// the core's (a bare futex is invisible to TSan; see ``ThreadSanitizer``).
 /// Inlinable, so that a lock taken on every post (the relay's gate and queue) is specialized
 /// where it is used. SPI, not part of AsyncMail's API.
 @_spi(AsyncMailInternal)

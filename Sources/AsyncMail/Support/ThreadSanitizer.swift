@@ -10,8 +10,8 @@ import Darwin
 
 /// ThreadSanitizer's annotations for locks it cannot see, found at run time.
 ///
-/// `Synchronization.Mutex` on Linux is a futex that ThreadSanitizer does not instrument, so every
-/// access made under it looks like a race to TSan. When the process runs with ThreadSanitizer
+/// AsyncMail's locks (``RawLock``) are a futex, or the OS's unfair lock, which ThreadSanitizer does
+/// not instrument, so every access made under one would look like a race to TSan. When the process runs with ThreadSanitizer
 /// (`swift test --sanitize=thread`, in the user's own build, with no flags of ours), its runtime
 /// exports `__tsan_acquire` and `__tsan_release`; each lock then tells TSan about the
 /// happens-before edge it really provides, the way abseil annotates its own mutex. Accesses made
