@@ -10,9 +10,10 @@ import Darwin
 
 /// ThreadSanitizer's annotations for locks it cannot see, found at run time.
 ///
-/// AsyncMail's locks (``RawLock``) are a futex, or the OS's unfair lock, which ThreadSanitizer does
-/// not instrument, so every access made under one would look like a race to TSan. When the process runs with ThreadSanitizer
-/// (`swift test --sanitize=thread`, in the user's own build, with no flags of ours), its runtime
+/// AsyncMail's locks (``RawLock``) are a futex, or the OS's unfair lock, which ThreadSanitizer
+/// does not instrument, so every access made under one would look like a race to TSan. When the
+/// process runs with ThreadSanitizer (`swift test --sanitize=thread`, in the user's own build,
+/// with no flags of ours), its runtime
 /// exports `__tsan_acquire` and `__tsan_release`; each lock then tells TSan about the
 /// happens-before edge it really provides, the way abseil annotates its own mutex. Accesses made
 /// outside the lock get no such edge and are still reported.
