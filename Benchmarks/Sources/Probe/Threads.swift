@@ -15,6 +15,7 @@ enum ThreadShape: String, CaseIterable {
     case distinctTypes = "distinct types, one mailroom"
     case historyRooms = "distinct rooms of a history type"
     case sharedRoom = "one room shared by all threads"
+    case churning = "distinct rooms while subscriptions to 64 other rooms churn"
 }
 
 /// A synchronous post to one place, with what it needs kept alive.
@@ -93,6 +94,8 @@ func threadPosters(_ shape: ThreadShape, threads: Int, separate: Bool) async -> 
         case .historyRooms:
             if mailroom !== shared || thread == 0 { await mailroom.retainHistory(BlankBase.self, count: 1_000) }
             posters.append(await syncPoster(BlankBase.self, room: thread, on: mailroom))
+        case .churning:
+            posters.append(await syncPoster(BlankBase.self, room: thread, on: mailroom))
         case .sharedRoom:
             posters.append(thread == 0 ? await syncPoster(BlankBase.self, room: 0, on: mailroom) : posters[0])
         }
@@ -139,6 +142,7 @@ func runThreads(seconds: Double, rounds: Int, only: String?) async {
     let counts = [1, 2, 4, 8, 16]
     print("Threads, \(cores) cores, postSynchronously for \(seconds) s per figure, best of \(rounds)")
     var best: [String: [Int: Double]] = [:]
+    var churnCycles = 0
     let shapes = ThreadShape.allCases.filter { only == nil || $0.rawValue.contains(only!) }
     // Interleaved: each round measures every shape at every count, one mailroom then separate
     // ones, so the machine's drift over the run reaches both sides of every ratio alike.
@@ -147,7 +151,25 @@ func runThreads(seconds: Double, rounds: Int, only: String?) async {
             for shape in shapes {
                 for separate in shape == .sharedRoom ? [false] : [false, true] {
                     let (posters, mailrooms) = await threadPosters(shape, threads: threads, separate: separate)
+                    // A task subscribes to other rooms of the type and drops each subscription, as
+                    // connections come and go, for as long as the threads post.
+                    let churn =
+                        shape == .churning && !separate
+                        ? Task.detached {
+                            var cycle = 0
+                            while !Task.isCancelled {
+                                let stream = await mailrooms[0].subscribe(
+                                    to: BlankBase.self,
+                                    from: .only(1_000 + cycle % 64)
+                                )
+                                withExtendedLifetime(stream) {}
+                                cycle += 1
+                            }
+                            return cycle
+                        } : nil
                     let rate = threadedPostsPerSecond(posters, seconds: seconds)
+                    churn?.cancel()
+                    if let cycles = await churn?.value, threads == 16 { churnCycles = max(churnCycles, cycles) }
                     for mailroom in mailrooms { await mailroom.close() }
                     let key = shape.rawValue + (separate ? ", separate mailrooms" : "")
                     best[key, default: [:]][threads] = max(best[key]?[threads] ?? 0, rate)
@@ -169,6 +191,9 @@ func runThreads(seconds: Double, rounds: Int, only: String?) async {
             "\(shape.rawValue): 1 thread \(String(format: "%.2f", single / 1e6)) M posts/s, 16 threads "
                 + "\(String(format: "%.2f", (rates[16] ?? 0) / 1e6)) M/s | " + cells.joined(separator: ", ")
         )
+        if shape == .churning {
+            print("  subscriptions made and dropped meanwhile, 16 threads: \(churnCycles) in \(seconds) s")
+        }
         if let separate {
             let cells = counts.map { String(format: "%d: %.2fx", $0, (separate[$0] ?? 0) / (separate[1] ?? 1)) }
             print(
