@@ -7,9 +7,9 @@ import CAsyncMail
 /// priority-inheritance futex whose unlock hands the lock to the next sleeper, so posts from many
 /// threads collapse to a fraction of one thread's rate (swiftlang/swift#88440,
 /// `Benchmarks/README.md`). The standard library's Linux `Mutex` became a barging, spinning futex
-/// in swiftlang/swift#88523; once the oldest toolchain AsyncMail supports ships that (the release
-/// after 6.3), this type can become a `Mutex<Void>` again, with the same uncontended cost: one
-/// compare-and-exchange to lock and one exchange to unlock, in line.
+/// in swiftlang/swift#88523, which Swift 6.3.1 does not have; once the oldest toolchain AsyncMail
+/// supports has it, this type can become a `Mutex<Void>` again, with the same uncontended cost:
+/// one compare-and-exchange to lock and one exchange to unlock, in line.
 ///
 /// The word has an address of its own, which a futex needs and a Swift stored property does not
 /// promise, padded to a cache line so that two locks taken by different threads never share one.
