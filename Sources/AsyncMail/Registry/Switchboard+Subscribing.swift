@@ -131,7 +131,7 @@ extension Switchboard {
             let found = shard.withLock { () -> (lane: Lane, departed: [any Finishable])?? in
                 guard !table.isRetired else { return .some(nil) }
                 var departed: [any Finishable] = []
-                return table.room(at: place, pinning: sender, in: shard, index: index, departed: &departed).map {
+                return table.room(at: place, pinning: sender, in: shard, departed: &departed).map {
                     ($0._lane, departed)
                 }
             }
@@ -144,11 +144,11 @@ extension Switchboard {
                     var departed: [any Finishable] = []
                     // The room may have gone with its last subscription since; then start again.
                     guard
-                        table.room(at: place, pinning: sender, in: shard, index: index, departed: &departed)?._lane
+                        table.room(at: place, pinning: sender, in: shard, departed: &departed)?._lane
                             === found.lane
                     else { return nil }
                     let displaced =
-                        departed + table.add(subscriber, at: place, pinning: sender, in: shard, index: index)
+                        departed + table.add(subscriber, at: place, pinning: sender, in: shard)
                     return (displaced, replay(table, shard))
                 }
                 if let filed = filed ?? nil { yieldReplayed(filed.replayed, to: subscriber) }

@@ -36,7 +36,7 @@ struct ObjectRoutes<M: Mail> {
     /// or below it were not. Negative, or past the end, means: go on from the top.
     @usableFromInline var _cursor = -1
     /// Posts since the last batched sweep (see ``sweepAfterPost(batch:)``); unused by a
-    /// ``RouteTable``, which counts its posts across shards.
+    /// ``RouteTable``, which counts its posts in an atomic word.
     @usableFromInline var _postsSinceSweep = 0
 
     @inlinable init() {}
@@ -87,8 +87,15 @@ struct ObjectRoutes<M: Mail> {
         let due = min(batch, _routes.count)
         guard _postsSinceSweep >= due else { return [] }
         _postsSinceSweep = 0
+        return sweep(budget: due)
+    }
+
+    /// Checks `budget` routes for a departed sender, going on round after round from where the
+    /// last check stopped, and removes and returns those whose sender is gone.
+    @inlinable
+    mutating func sweep(budget: Int) -> [ObjectRoute<M>] {
         var departed: [ObjectRoute<M>] = []
-        var remaining = due
+        var remaining = budget
         while remaining > 0 {
             let swept = sweep(checking: remaining)
             departed += swept.departed

@@ -88,13 +88,19 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// bounded at O(1) amortised cost per post.
     @usableFromInline let _keptObjectSenders = Atomic<Int>(0)
     @usableFromInline let _keptAtLastSweep = Atomic<Int>(0)
-    /// Object routes across shards, and the shards that have any (one bit each): posts of a type
-    /// with none skip the departed-sender sweep with one load.
+    /// Object routes across shards: posts of a type with none skip the departed-sender sweep with
+    /// one load.
     @usableFromInline let _objectRoutes = Atomic<Int>(0)
-    @usableFromInline let _objectShards = Atomic<UInt64>(0)
-    /// Posts since the last sweep, and the shard the next sweep starts in (see ``sweepAfterPost()``).
+    /// Posts since the last sweep (see ``sweepAfterPost()``).
     @usableFromInline let _postsSinceSweep = Atomic<Int>(0)
-    @usableFromInline let _sweepShard = Atomic<Int>(0)
+    /// Every object route of every shard once more, in the order they were made, for the
+    /// departed-sender sweep alone: checking consecutive routes of one array follows allocation
+    /// order, so a batch's cold reads overlap (see ``ObjectRoutes``), where routes spread over
+    /// shards did not (`Benchmarks/README.md`). Under `sweeper`, a leaf taken holding a shard's
+    /// lock (to file or remove a route) or no lock (to sweep).
+    @usableFromInline @exclusivity(unchecked) var _sweepList = ObjectRoutes<M>()
+    @usableFromInline let _sweeper = RawLock()
+    @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
     @inlinable init() {
         _shardSlots = .allocate(capacity: Self.shardCount)
@@ -204,7 +210,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             return withShard(index) { shard in
                 shard.withLock { () -> [any Finishable]? in
                     guard !isRetired else { return nil }
-                    return add(subscriber, at: place, pinning: sender, in: shard, index: index)
+                    return add(subscriber, at: place, pinning: sender, in: shard)
                 }
             }
         }
@@ -221,12 +227,11 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         _ subscriber: Subscriber<Element>,
         at place: TableRoute,
         pinning sender: AnyObject?,
-        in shard: RouteShard<M>,
-        index: Int
+        in shard: RouteShard<M>
     ) -> [any Finishable] {
         var departed: [any Finishable] = []
         guard let subscriber = subscriber as? Subscriber<M>,
-            let room = room(at: place, pinning: sender, in: shard, index: index, departed: &departed)
+            let room = room(at: place, pinning: sender, in: shard, departed: &departed)
         else { return [] }
         room.add(subscriber)
         _count.add(1, ordering: .relaxed)
@@ -270,7 +275,6 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         at place: TableRoute,
         pinning sender: AnyObject?,
         in shard: RouteShard<M>,
-        index: Int,
         departed: inout [any Finishable]
     ) -> SubscriberList<M>? {
         switch place {
@@ -285,8 +289,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             if let stale = shard._byObject.insert(route) {
                 departed += takeAll(of: stale)
             } else {
-                objectRoutesChanged(by: 1, shard: shard, index: index)
+                _objectRoutes.add(1, ordering: .relaxed)
             }
+            withSweepList { _ = _sweepList.insert(route) }
             return route._subscribers
         case .value(let key):
             if let existing = shard._byValue[key] { return existing }
@@ -296,17 +301,35 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         }
     }
 
-    /// Counts object routes added to (or taken from) `shard`, whose lock the caller holds, and
-    /// marks whether the shard has any.
+    /// Runs `body` holding the sweep list's lock.
     @inlinable
-    func objectRoutesChanged(by change: Int, shard: RouteShard<M>, index: Int) {
-        _objectRoutes.add(change, ordering: .relaxed)
-        let bit: UInt64 = 1 &<< UInt64(index)
-        if shard._byObject.isEmpty {
-            _objectShards.bitwiseAnd(~bit, ordering: .relaxed)
-        } else if change > 0 {
-            _objectShards.bitwiseOr(bit, ordering: .relaxed)
+    func withSweepList<Result>(_ body: () -> Result) -> Result {
+        _sweeper.lock()
+        _threadSanitizer?.acquire(self)
+        defer {
+            _threadSanitizer?.release(self)
+            _sweeper.unlock()
         }
+        return body()
+    }
+
+    /// Takes routes the sweep list found departed out of their shards, one shard's lock at a time
+    /// (a route replaced meanwhile by a new sender at its address is left: that replacement ended
+    /// its subscriptions); call holding no lock. Returns their continuations to finish.
+    @usableFromInline
+    func removeDeparted(_ routes: [ObjectRoute<M>]) -> [any Finishable] {
+        var departed: [any Finishable] = []
+        for route in routes {
+            departed += withShard(Self.shardIndex(.object(route._key))) { shard in
+                shard.withLock { () -> [any Finishable] in
+                    guard shard._byObject[route._key] === route else { return [] }
+                    shard._byObject.remove(route._key)
+                    _objectRoutes.subtract(1, ordering: .relaxed)
+                    return takeAll(of: route)
+                }
+            }
+        }
+        return departed
     }
 
     // MARK: Delivering
@@ -496,21 +519,12 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
 
     // MARK: Removing
 
-    /// Removes the routes of every sender that has been deallocated, shard by shard, and returns
-    /// their continuations to finish.
+    /// Removes the routes of every sender that has been deallocated, and returns their
+    /// continuations to finish.
     @usableFromInline
     func sweepDepartedSenders() -> [any Finishable] {
         guard _objectRoutes.load(ordering: .relaxed) > 0 else { return [] }
-        var departed: [any Finishable] = []
-        for (index, shard) in shardsByIndex() {
-            departed += shard.withLock { () -> [any Finishable] in
-                guard !shard._byObject.isEmpty else { return [] }
-                let routes = shard._byObject.removeAllDeparted()
-                if !routes.isEmpty { objectRoutesChanged(by: -routes.count, shard: shard, index: index) }
-                return routes.flatMap(takeAll(of:))
-            }
-        }
-        return departed
+        return removeDeparted(withSweepList { _sweepList.removeAllDeparted() })
     }
 
     /// Every shard made, with its index.
@@ -527,13 +541,12 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// (as many as there are routes), checks that many routes for a departed sender, removes
     /// those whose sender is gone, and returns their continuations to finish.
     ///
-    /// The routes are checked round-robin across the shards that have any, each shard's from
-    /// the top down (see ``ObjectRoutes/sweep(checking:)``), so a round checks every route once:
-    /// with `n` routes and none pinned meanwhile, a sender that departs is found within `n`
-    /// posts when `n <= batch`, and within `n + batch - 1` otherwise. A sweep never waits for a
-    /// shard's lock: a shard in use is left for the next sweep, which starts there. Only a type
-    /// with object-pinned subscriptions counts its posts here; the count is one atomic word
-    /// its posts share.
+    /// The routes are checked in the sweep list, round-robin from the top down (see
+    /// ``ObjectRoutes/sweepAfterPost(batch:)``), so with `n` routes and none pinned meanwhile, a
+    /// sender that departs is found within `n` posts when `n <= batch`, and within
+    /// `n + batch - 1` otherwise. A sweep never waits: while another post sweeps, this one
+    /// leaves it to that one. Only a type with object-pinned subscriptions counts its posts
+    /// here; the count is one atomic word its posts share.
     @inlinable
     func sweepAfterPost() -> [any Finishable] {
         let routes = _objectRoutes.load(ordering: .relaxed)
@@ -541,39 +554,12 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         let due = min(Self.sweepBatch, routes)
         guard _postsSinceSweep.wrappingAdd(1, ordering: .relaxed).newValue >= due else { return [] }
         _postsSinceSweep.store(0, ordering: .relaxed)
-        return sweep(checking: due)
-    }
-
-    @inlinable
-    func sweep(checking budget: Int) -> [any Finishable] {
-        var departed: [any Finishable] = []
-        var remaining = budget
-        var index = _sweepShard.load(ordering: .relaxed)
-        var visited = 0
-        while remaining > 0, visited <= Self.shardCount {
-            let withRoutes = _objectShards.load(ordering: .relaxed)
-            guard withRoutes != 0 else { break }
-            // The next shard with object routes, from `index` on, wrapping around.
-            let ahead = withRoutes & (~0 &<< UInt64(index))
-            index = ahead != 0 ? ahead.trailingZeroBitCount : withRoutes.trailingZeroBitCount
-            let finished = withShard(index) { shard -> Bool? in
-                guard shard.tryLock() else { return nil }
-                defer { shard.unlock() }
-                let swept = shard._byObject.sweep(checking: remaining)
-                remaining -= swept.checked
-                if !swept.departed.isEmpty {
-                    objectRoutesChanged(by: -swept.departed.count, shard: shard, index: index)
-                    departed += swept.departed.flatMap(takeAll(of:))
-                }
-                return swept.finished
-            }
-            // Busy, or the budget ran out inside this shard: the next sweep goes on here.
-            guard finished == true else { break }
-            index = (index + 1) % Self.shardCount
-            visited += 1
-        }
-        _sweepShard.store(index, ordering: .relaxed)
-        return departed
+        guard _sweeper.tryLock() else { return [] }
+        _threadSanitizer?.acquire(self)
+        let found = _sweepList.sweep(budget: due)
+        _threadSanitizer?.release(self)
+        _sweeper.unlock()
+        return found.isEmpty ? [] : removeDeparted(found)
     }
 
     /// Removes `subscriber` from `place`, taking the locks that place needs; nil when it is no
@@ -595,7 +581,10 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                     let removed = route._subscribers.remove(typed)
                     if route._subscribers.count == 0 {
                         shard._byObject.remove(key)
-                        objectRoutesChanged(by: -1, shard: shard, index: index)
+                        _objectRoutes.subtract(1, ordering: .relaxed)
+                        withSweepList {
+                            if _sweepList[key] === route { _sweepList.remove(key) }
+                        }
                     }
                     return removed
                 }
@@ -653,7 +642,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             if let newest = takeNewest() { kept.append(newest) }
             _keptObjectSenders.store(0, ordering: .relaxed)
             _objectRoutes.store(0, ordering: .relaxed)
-            _objectShards.store(0, ordering: .relaxed)
+            withSweepList { _ = _sweepList.removeAll() }
             _count.store(0, ordering: .relaxed)
             return (all, kept)
         }
