@@ -4,25 +4,6 @@ import Testing
 
 @testable import AsyncMail
 
-/// A `where:` filter, or a deinit, that parks its thread until the test releases it.
-private final class Gate: Sendable {
-    private let entered = DispatchSemaphore(value: 0)
-    private let released = DispatchSemaphore(value: 0)
-
-    /// Called from the parked code: tells the test it is there, then waits.
-    func park() {
-        entered.signal()
-        released.wait()
-    }
-
-    /// Waits, on a thread of its own, until the parked code is there.
-    func waitUntilParked() async throws {
-        try await withTimeout(.seconds(60)) { await onThread { self.entered.wait() } }
-    }
-
-    func release() { released.signal() }
-}
-
 /// A mail whose deinit parks at a gate.
 private final class Heavy: Mail {
     let gate: Gate?

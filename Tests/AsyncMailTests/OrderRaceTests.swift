@@ -14,23 +14,6 @@ import Musl
 import Darwin
 #endif
 
-/// Code that parks its thread until the test releases it.
-private final class ParkingGate: Sendable {
-    private let entered = DispatchSemaphore(value: 0)
-    private let released = DispatchSemaphore(value: 0)
-
-    func park() {
-        entered.signal()
-        released.wait()
-    }
-
-    func waitUntilParked() async throws {
-        try await withTimeout(.seconds(60)) { await onThread { self.entered.wait() } }
-    }
-
-    func release() { released.signal() }
-}
-
 /// What one subscription heard, as post ids, in order.
 private final class Heard: Sendable {
     let name: String
@@ -68,7 +51,7 @@ struct OrderRaceTests {
         .timeLimit(.minutes(1))
     )
     func replayIsNeverOvertaken() async throws {
-        let gate = ParkingGate()
+        let gate = Gate()
         // Parks the first post to take its lanes, just before it takes them.
         let parkNext = Locked(true)
         let mailroom = Mailroom(laneProbe: { _ in

@@ -1,4 +1,5 @@
 import AsyncMail
+import Dispatch
 @_exported import TestSupport
 import Testing
 
@@ -77,4 +78,23 @@ let addressSanitizerIsActive: Bool = dlsym(dlopen(nil, RTLD_NOW), "__asan_init")
 /// work between posts, and stress posters imitate that so they share the two-thread pool.
 func cooperate(after index: Int, every interval: Int = 64) async {
     if index % interval == interval - 1 { await Task.yield() }
+}
+
+/// Code that parks its thread until the test releases it: a `where:` filter, a deinit, a lane probe.
+final class Gate: Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    /// Called from the parked code: tells the test it is there, then waits.
+    func park() {
+        entered.signal()
+        released.wait()
+    }
+
+    /// Waits, on a thread of its own, until the parked code is there.
+    func waitUntilParked() async throws {
+        try await withTimeout(.seconds(60)) { await onThread { self.entered.wait() } }
+    }
+
+    func release() { released.signal() }
 }

@@ -277,29 +277,37 @@ extension Switchboard {
     ) -> Receipt {
         let lookup = key.roomLookup
         let index = RouteTable<M>.shardIndex(lookup)
-        while true {
-            var found = Recipients<M, S>()
-            var lanes = Lanes()
-            var check = RoomCheck<M>.none
-            let open = table.withShard(index) { shard in
-                shard.withLock { () -> Bool in
-                    guard !table.isRetired else { return false }
+        // One look at the room under its shard's lock: its recipients, lanes and room check, then
+        // `andThen`, still holding the lock; nil once the table is retired.
+        func look(
+            _ andThen: (RouteShard<M>, inout Recipients<M, S>, inout Lanes) -> Bool = { _, _, _ in true }
+        ) -> (recipients: Recipients<M, S>, lanes: Lanes, check: RoomCheck<M>, andThen: Bool)? {
+            table.withShard(index) { shard in
+                shard.withLock { () -> (Recipients<M, S>, Lanes, RoomCheck<M>, Bool)? in
+                    guard !table.isRetired else { return nil }
+                    var recipients = Recipients<M, S>()
+                    var lanes = Lanes()
+                    var check = RoomCheck<M>.none
                     table.capture(
                         from: sender,
                         key: key,
                         room: lookup,
                         in: shard,
-                        into: &found,
+                        into: &recipients,
                         lanes: &lanes,
                         check: &check
                     )
-                    return true
+                    let then = andThen(shard, &recipients, &lanes)  // first: it may change both
+                    return (recipients, lanes, check, then)
                 }
             }
-            guard open else { return Receipt() }
+        }
+        while true {
+            guard let first = look() else { return Receipt() }
+            var lanes = first.lanes
             // A room that is not the sender's (see `RoomCheck`) stays dropped when found again.
             var dropped: Lane?
-            if !check.holds(for: sender, key: key) {
+            if !first.check.holds(for: sender, key: key) {
                 dropped = lanes._room
                 lanes = lanes.withoutRoom
             }
@@ -313,33 +321,20 @@ extension Switchboard {
                 defer { tapsLane?.unlock() }
                 let taps = self.taps
                 guard (taps != nil) == (tapsLane != nil) else { return nil }  // a first tap, or the last gone
-                var recipients = Recipients<M, S>()
-                var now = Lanes()
-                var ignored = RoomCheck<M>.none
-                let inLine = table.withShard(index) { shard in
-                    shard.withLock { () -> Bool in
-                        guard !table.isRetired else { return true }
-                        table.capture(
-                            from: sender,
-                            key: key,
-                            room: lookup,
-                            in: shard,
-                            into: &recipients,
-                            lanes: &now,
-                            check: &ignored
-                        )
-                        if let dropped, now._room === dropped {
-                            recipients._pinned = nil
-                            now = now.withoutRoom
-                        }
-                        guard now.holdsTheSameLanes(as: lanes) else { return false }
-                        let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                        displaced = shard._latest?.record(mail, key: key, serial: serial)
-                        displaced?._newest = table.recordNewest(mail)
-                        return true
+                let second = look { shard, recipients, now in
+                    if let dropped, now._room === dropped {
+                        recipients._pinned = nil
+                        now = now.withoutRoom
                     }
+                    guard now.holdsTheSameLanes(as: lanes) else { return false }
+                    let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
+                    displaced = shard._latest?.record(mail, key: key, serial: serial)
+                    displaced?._newest = table.recordNewest(mail)
+                    return true
                 }
-                guard inLine else { return nil }
+                guard let second else { return Receipt() }  // closed meanwhile
+                guard second.andThen else { return nil }
+                var recipients = second.recipients
                 recipients._taps = taps
                 recipients._holdsTapsLane = true
                 return deliver(recipients, context)
