@@ -10,7 +10,10 @@ struct Line: Mail {
 }
 
 /// A server stand-in: one connection served from the mailroom until something ends it, and a
-/// graceful shutdown it ignores, like a server waiting for a client that never leaves.
+/// graceful shutdown it ignores, like a server waiting for a client that never leaves. As a
+/// server does, it returns when its own shutdown comes, not when a connection ends: a service
+/// that returned before its turn (the mailroom's close ends the connection at once) would be
+/// reported by the group as finished unexpectedly, which on a loaded machine it sometimes was.
 struct StalledConnectionService: Service {
     let inbox: BoundedStream<Line>
     let ended: AsyncStream<ConnectionEnd>.Continuation
@@ -24,6 +27,7 @@ struct StalledConnectionService: Service {
             for await _ in never {}
         }
         ended.yield(end)
+        try? await gracefulShutdown()
     }
 }
 
