@@ -25,17 +25,18 @@ extension RelayTests {
     }
 
     private func terminatedListener(mode: PostgresRelay.Mode) async throws {
-        let (receivingRelay, events) = try await streamThroughFault(
-            mode: mode,
-            named: "terminated\(mode == .ephemeral ? "e" : "d")"
-        ) { receivingRelay in try await Database.terminate(receivingRelay.applicationName) }
-        if mode == .ephemeral {
-            #expect(
-                receivingRelay.counters.missing > 0,
-                "terminating the listener lost nothing; the test proved nothing"
-            )
+        // In ephemeral mode the fault must lose something, or the accounting is not tested; on a
+        // loaded machine the poster can stall through the whole reconnect and lose nothing, so
+        // the stream is run again, up to three times, until a fault lands mid-stream.
+        for attempt in 1...3 {
+            let (receivingRelay, events) = try await streamThroughFault(
+                mode: mode,
+                named: "terminated\(mode == .ephemeral ? "e" : "d")\(attempt)"
+            ) { receivingRelay in try await Database.terminate(receivingRelay.applicationName) }
+            #expect(events.count { $0.code == .disconnected } >= 1)
+            if mode != .ephemeral || receivingRelay.counters.missing > 0 { return }
         }
-        #expect(events.count { $0.code == .disconnected } >= 1)
+        Issue.record("terminating the listener lost nothing in 3 streams; the test proved nothing")
     }
 
     @Test(
