@@ -33,10 +33,17 @@ for entry in "${products[@]}"; do
     build="$package/.build/debug"
     # C targets (swift-nio's, for one) are found through the module maps their build wrote.
     includes=(-I "$build/Modules")
-    while IFS= read -r map; do includes+=(-I "$(dirname "$map")"); done \
-        < <(find "$build/" -maxdepth 2 -name module.modulemap 2>/dev/null)
+    # (Not one an older build generated for a root C target that now has a module map of its own,
+    # under Sources, added below: two maps of one module do not load.)
+    while IFS= read -r map; do
+        c_target=$(basename "$(dirname "$map")" .build)
+        [[ -e "Sources/$c_target/include/module.modulemap" ]] || includes+=(-I "$(dirname "$map")")
+    done < <(find "$build/" -maxdepth 2 -name module.modulemap 2>/dev/null)
     while IFS= read -r map; do includes+=(-I "$(dirname "$map")"); done \
         < <(find "$package/.build/checkouts" -path '*/include/module.modulemap' 2>/dev/null)
+    # The root package's own C targets (AsyncMail's inlinable locks use CAsyncMail), for every package.
+    while IFS= read -r map; do includes+=(-I "$(dirname "$map")"); done \
+        < <(find Sources -path '*/include/module.modulemap' 2>/dev/null)
     for module in $modules; do
         if [[ ! -e "$build/Modules/$module.swiftmodule" ]]; then
             echo "check-api: $module is not built: run swift build --package-path $package first" >&2
