@@ -66,7 +66,7 @@ struct HistoryModelTests {
         let replay = "replay: ASYNCMAIL_MODEL_SEED=\(seed) swift test --filter Model"
 
         func position(_ sequence: UInt64) -> MailPosition {
-            MailPosition(epoch: pong.epoch, stream: History<Ping>.digest(of: Ping.self), sequence: sequence)
+            MailPosition(epoch: pong.epoch, stream: RoomDigest.fnv1a(String(reflecting: Ping.self)), room: .max, sequence: sequence)
         }
 
         for step in 0..<(operationsPerSeed / 4) {
@@ -244,6 +244,7 @@ struct HistoryModelTests {
                             MailPosition(
                                 epoch: $0.epoch,
                                 stream: $0.stream,
+                                room: $0.room,
                                 sequence: $0.sequence - min(plan.back, $0.sequence - 1)
                             )
                         }

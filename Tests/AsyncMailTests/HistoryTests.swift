@@ -88,7 +88,7 @@ struct HistoryTests {
         await #expect(throws: PositionError.otherMailType) {
             _ = try await mailroom.subscribe(to: Ping.self, after: pong)
         }
-        let forged = MailPosition(epoch: pong.epoch, stream: History<Ping>.digest(of: Ping.self), sequence: 99)
+        let forged = MailPosition(epoch: pong.epoch, stream: RoomDigest.fnv1a(String(reflecting: Ping.self)), room: .max, sequence: 99)
         await #expect(throws: PositionError.notYetPosted(99, newest: 0)) {
             _ = try await mailroom.subscribe(to: Ping.self, after: forged)
         }
@@ -108,8 +108,9 @@ struct HistoryTests {
         for id in 1...4 { await mailroom.post(Ping(id: id), from: id.isMultiple(of: 2) ? lobby : hall) }
         await mailroom.post(Ping(id: 5), from: player)
         let start = try await probe.mail.first(1)[0].position
-        let inLobby = try await mailroom.subscribe(to: Ping.self, from: .only(lobby), after: start)
-        let fromPlayer = try await mailroom.subscribe(to: Ping.self, from: .only(player), after: start)
+        // Positions are per room: a room's subscription starts with all it keeps, the rest after the type's position.
+        let inLobby = try await mailroom.subscribe(to: Ping.self, from: .only(lobby), after: .oldestKept)
+        let fromPlayer = try await mailroom.subscribe(to: Ping.self, from: .only(player), after: .oldestKept)
         let large = try await mailroom.subscribe(to: Ping.self, after: start, where: { $0.id >= 4 })
         #expect(await mailroom.subscriberCount(Ping.self) == 4, "three resumed, and the probe")
         #expect(await mailroom.subscriberCount(Ping.self, from: .only(lobby)) == 1)

@@ -20,8 +20,9 @@ struct PositionFuzzTests {
         for index in 0..<inputsPerSeed {
             let epoch = index < edges.count ? edges[index] : random.next()
             let stream = UInt32(truncatingIfNeeded: index < edges.count ? edges[index] : random.next())
-            let sequence = max(1, index < edges.count ? edges[index] : random.next() >> (random.next() % 64))
-            let position = MailPosition(epoch: epoch, stream: stream, sequence: sequence)
+            let room = UInt32(truncatingIfNeeded: index < edges.count ? edges[edges.count - 1 - index] : random.next())
+            let sequence = index < edges.count ? edges[index] : random.next() >> (random.next() % 64)
+            let position = MailPosition(epoch: epoch, stream: stream, room: room, sequence: sequence)
             let text = position.description
             #expect(text.utf8.count <= MailPosition.maximumLength)
             #expect(MailPosition(text) == position, "\(text)")
@@ -40,7 +41,8 @@ struct PositionFuzzTests {
             let base = MailPosition(
                 epoch: random.next(),
                 stream: UInt32(truncatingIfNeeded: random.next()),
-                sequence: max(1, random.next() >> (random.next() % 64))
+                room: UInt32(truncatingIfNeeded: random.next()),
+                sequence: random.next() >> (random.next() % 64)
             ).description
             var scalars = Array(base.unicodeScalars)
             switch Int.random(in: 0..<6, using: &random) {
@@ -75,9 +77,11 @@ struct PositionFuzzTests {
     @Test("boundaries: each part's length, case, sign, leading zero and overflow")
     func boundaries() {
         let epoch = "00000000000000ff"
-        let stream = "0000abcd"
+        let stream = "0000abcd-12345678"  // the stream and the room
         let refused = [
-            "", "-", "--", "\(epoch)-\(stream)", "\(epoch)-\(stream)-", "\(epoch)-\(stream)-0",
+            "", "-", "--", "\(epoch)-\(stream)", "\(epoch)-\(stream)-", "\(epoch)-\(stream)-00",
+            "\(epoch)-0000abcd-1", "\(epoch)-0000abcd-1234567-1", "\(epoch)-0000abcd-123456789-1",
+            "\(epoch)-0000abcd-1234567G-1",
             "\(epoch)-\(stream)-01", "\(epoch)-\(stream)-+1", "\(epoch)-\(stream)--1", "\(epoch)-\(stream)-1-",
             "\(epoch)-\(stream)-18446744073709551616", "\(epoch)-\(stream)-99999999999999999999",
             "\(epoch)-\(stream)-184467440737095516150", "00000000000000FF-\(stream)-1", "\(epoch)-0000ABCD-1",
@@ -93,8 +97,13 @@ struct PositionFuzzTests {
             #expect(MailPosition(text) == nil)
         }
         #expect(MailPosition("\(epoch)-\(stream)-18446744073709551615")?.sequence == UInt64.max)
-        #expect(MailPosition("ffffffffffffffff-ffffffff-1") == MailPosition(epoch: .max, stream: .max, sequence: 1))
+        #expect(
+            MailPosition("ffffffffffffffff-ffffffff-fffffffe-1")
+                == MailPosition(epoch: .max, stream: .max, room: .max - 1, sequence: 1)
+        )
         #expect(MailPosition("\(epoch)-\(stream)-7")?.description == "\(epoch)-\(stream)-7")
+        #expect(MailPosition("\(epoch)-\(stream)-0")?.sequence == 0, "0: before a room's first mail")
+        #expect(MailPosition(MailPosition.oldestKept.description) == .oldestKept)
     }
 
     @Test("forged positions handed to a mailroom are refused or reported, and leave it as it was")
@@ -110,6 +119,7 @@ struct PositionFuzzTests {
             let forged = MailPosition(
                 epoch: Bool.random(using: &random) ? real.epoch : random.next(),
                 stream: Bool.random(using: &random) ? real.stream : UInt32(truncatingIfNeeded: random.next()),
+                room: Bool.random(using: &random) ? real.room : UInt32(truncatingIfNeeded: random.next()),
                 sequence: [1, 12, 13, 20, 21, UInt64.max, random.next()].randomElement(using: &random)!
             )
             do {
@@ -120,7 +130,7 @@ struct PositionFuzzTests {
             }
         }
         #expect(
-            Set(outcomes.keys) == ["resumed", "expired", "otherEpoch", "otherMailType", "notYetPosted"],
+            Set(outcomes.keys) == ["resumed", "expired", "otherEpoch", "otherMailType", "severalRooms", "notYetPosted"],
             "\(outcomes)"
         )
         #expect(

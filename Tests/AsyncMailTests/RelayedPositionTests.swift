@@ -23,8 +23,16 @@ private let tableEpoch: UInt64 = 0xfeed
 
 private func pings(_ ids: ClosedRange<Int>) -> [Ping] { ids.map { Ping(id: $0) } }
 
+/// The room every post here is made from: positions are per room.
+private let room = RoomID("lobby")
+
 private func position(_ sequence: UInt64, epoch: UInt64 = tableEpoch) -> MailPosition {
-    MailPosition(epoch: epoch, stream: History<Ping>.digest(of: Ping.self), sequence: sequence)
+    MailPosition(
+        epoch: epoch,
+        stream: RoomDigest.fnv1a(String(reflecting: Ping.self)),
+        room: RoomDigest.of(SenderKey(room)),
+        sequence: sequence
+    )
 }
 
 /// What a fleet-wide relay does with a mailroom's history, with no database: the table's
@@ -37,13 +45,13 @@ struct RelayedPositionTests {
         let mailroom = Mailroom()
         let taken = TakenPosts()
         mailroom._route(Ping.self, through: { taken.route($0) })
-        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
+        let live = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
         let plain = await mailroom.subscribe(to: Ping.self)
-        let receipt = await mailroom.post(contentsOf: pings(1...2))
+        let receipt = await mailroom.post(contentsOf: pings(1...2), from: room)
         #expect(receipt == Receipt(), "nobody hears it before the table gives it a position")
         #expect(taken.ids == [[1, 2]], "one post, whole")
 
-        mailroom._postPositioned(contentsOf: pings(1...2), from: nil, epoch: tableEpoch, first: 7, live: true)
+        mailroom._postPositioned(contentsOf: pings(1...2), from: room, epoch: tableEpoch, first: 7, live: true)
         let heard = try await live.mail.first(2)
         #expect(heard.map(\.position) == [position(7), position(8)])
         #expect(try await plain.first(2).map(\.id) == [1, 2])
@@ -53,8 +61,8 @@ struct RelayedPositionTests {
     func rowsReadTwiceAreSkipped() async throws {
         let mailroom = Mailroom()
         mailroom._route(Ping.self, through: { _ in true })
-        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
-        mailroom._postPositioned(contentsOf: pings(1...3), from: nil, epoch: tableEpoch, first: 1, live: true)
+        let live = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        mailroom._postPositioned(contentsOf: pings(1...3), from: room, epoch: tableEpoch, first: 1, live: true)
         let again = mailroom._postPositioned(
             contentsOf: pings(1...3),
             from: nil,
@@ -63,7 +71,7 @@ struct RelayedPositionTests {
             live: true
         )
         #expect(again == Receipt(), "nothing delivered twice")
-        mailroom._postPositioned(contentsOf: pings(3...5), from: nil, epoch: tableEpoch, first: 3, live: true)
+        mailroom._postPositioned(contentsOf: pings(3...5), from: room, epoch: tableEpoch, first: 3, live: true)
         #expect(try await live.mail.first(5).map(\.mail.id) == [1, 2, 3, 4, 5])
     }
 
@@ -72,16 +80,16 @@ struct RelayedPositionTests {
         let mailroom = Mailroom()
         await mailroom.retainHistory(Ping.self, count: 100)
         mailroom._route(Ping.self, through: { _ in true })
-        mailroom._postPositioned(contentsOf: pings(1...4), from: nil, epoch: tableEpoch, first: 1, live: true)
+        mailroom._postPositioned(contentsOf: pings(1...4), from: room, epoch: tableEpoch, first: 1, live: true)
         // Rows 5 to 9 were deleted by retention before this mailroom read them.
-        mailroom._postPositioned(contentsOf: pings(10...11), from: nil, epoch: tableEpoch, first: 10, live: true)
-        let resumed = try await mailroom.subscribe(to: Ping.self, after: position(2))
+        mailroom._postPositioned(contentsOf: pings(10...11), from: room, epoch: tableEpoch, first: 10, live: true)
+        let resumed = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(2))
         #expect(resumed.gap == HistoryGap(code: .expired, missed: 7), "3 and 4 were dropped with the hole; 5 to 9 gone")
         #expect(try await resumed.mail.first(2).map(\.mail.id) == [10, 11])
 
         // The newest rows deleted too: the table's newest position moves the history on.
-        mailroom._postPositioned(contentsOf: [Ping](), from: nil, epoch: tableEpoch, first: 21, live: true)
-        let late = try await mailroom.subscribe(to: Ping.self, after: position(11))
+        mailroom._postPositioned(contentsOf: [Ping](), from: room, epoch: tableEpoch, first: 21, live: true)
+        let late = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(11))
         #expect(late.gap == HistoryGap(code: .expired, missed: 9), "12 to 20 are gone")
     }
 
@@ -90,11 +98,11 @@ struct RelayedPositionTests {
         let mailroom = Mailroom()
         await mailroom.retainHistory(Ping.self, count: 100)
         mailroom._route(Ping.self, through: { _ in true })
-        mailroom._postPositioned(contentsOf: pings(1...3), from: nil, epoch: tableEpoch, first: 1, live: true)
-        mailroom._postPositioned(contentsOf: pings(4...4), from: nil, epoch: 0xbeef, first: 1, live: true)
-        let old = try await mailroom.subscribe(to: Ping.self, after: position(2))
+        mailroom._postPositioned(contentsOf: pings(1...3), from: room, epoch: tableEpoch, first: 1, live: true)
+        mailroom._postPositioned(contentsOf: pings(4...4), from: room, epoch: 0xbeef, first: 1, live: true)
+        let old = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(2))
         #expect(old.gap == HistoryGap(code: .otherEpoch, missed: nil))
-        let new = try await mailroom.subscribe(to: Ping.self, after: position(0, epoch: 0xbeef))
+        let new = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(0, epoch: 0xbeef))
         #expect(new.gap == nil)
         #expect(try await new.mail.first(1).map(\.position) == [position(1, epoch: 0xbeef)])
     }
@@ -104,18 +112,18 @@ struct RelayedPositionTests {
         let mailroom = Mailroom()
         await mailroom.retainHistory(Ping.self, count: 100)
         mailroom._route(Ping.self, through: { _ in true })
-        mailroom._postPositioned(contentsOf: pings(1...2), from: nil, epoch: tableEpoch, first: 1, live: true)
-        let resumed = try await mailroom.subscribe(to: Ping.self, after: position(4))
+        mailroom._postPositioned(contentsOf: pings(1...2), from: room, epoch: tableEpoch, first: 1, live: true)
+        let resumed = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(4))
         #expect(resumed.gap == nil)
-        mailroom._postPositioned(contentsOf: pings(3...6), from: nil, epoch: tableEpoch, first: 3, live: true)
+        mailroom._postPositioned(contentsOf: pings(3...6), from: room, epoch: tableEpoch, first: 3, live: true)
         #expect(try await resumed.mail.first(2).map(\.mail.id) == [5, 6], "3 and 4 were heard on the other instance")
 
         // Further ahead than a burst can be: a forged position, refused as before.
         await #expect(throws: PositionError.self) {
-            try await mailroom.subscribe(to: Ping.self, after: position(7 + History<Ping>.lead))
+            try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(7 + Switchboard.lead))
         }
         mailroom._route(Ping.self, through: nil)
-        let unrouted = try await mailroom.subscribe(to: Ping.self, after: position(7))
+        let unrouted = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(7))
         #expect(unrouted.gap?.code == .otherEpoch, "unrouted, the table's positions are no longer this mailroom's")
     }
 
@@ -126,18 +134,18 @@ struct RelayedPositionTests {
         #expect(mailroom._historyLimits(Ping.self)?.count == 100)
         #expect(mailroom._historyLimits(Pong.self) == nil)
         mailroom._route(Ping.self, through: { _ in true })
-        let live = try await mailroom.subscribe(to: Ping.self, after: nil)
+        let live = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
         let filled = mailroom._postPositioned(
             contentsOf: pings(1...3),
-            from: RoomID("lobby"),
+            from: room,
             epoch: tableEpoch,
             first: 1,
             live: false
         )
         #expect(filled == Receipt())
-        let resumed = try await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")), after: position(1))
+        let resumed = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(1))
         #expect(try await resumed.mail.first(2).map(\.mail.id) == [2, 3])
-        mailroom._postPositioned(contentsOf: pings(4...4), from: nil, epoch: tableEpoch, first: 4, live: true)
+        mailroom._postPositioned(contentsOf: pings(4...4), from: room, epoch: tableEpoch, first: 4, live: true)
         #expect(try await live.mail.first(1).map(\.mail.id) == [4], "live hears only what came after")
     }
 
@@ -148,14 +156,14 @@ struct RelayedPositionTests {
         let refusing = TakenPosts(takes: false)
         mailroom._route(Ping.self, through: { refusing.route($0) })
         let plain = await mailroom.subscribe(to: Ping.self)
-        let positioned = try await mailroom.subscribe(to: Ping.self, after: nil)
-        #expect(await mailroom.post(Ping(id: 1)).delivered == 1, "the plain subscription only")
+        let positioned = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        #expect(await mailroom.post(Ping(id: 1), from: room).delivered == 1, "the plain subscription only")
         #expect(try await plain.first(1).map(\.id) == [1])
 
-        mailroom._postPositioned(contentsOf: pings(2...2), from: nil, epoch: tableEpoch, first: 1, live: true)
+        mailroom._postPositioned(contentsOf: pings(2...2), from: room, epoch: tableEpoch, first: 1, live: true)
         #expect(try await positioned.mail.first(1).map(\.position) == [position(1)])
         mailroom._route(Ping.self, through: nil)
-        await mailroom.post(Ping(id: 3))
+        await mailroom.post(Ping(id: 3), from: room)
         let local = try await positioned.mail.first(1)[0].position
         #expect(local.epoch != tableEpoch, "positions of its own again, which no table position can be taken for")
         #expect(local.sequence == 2)

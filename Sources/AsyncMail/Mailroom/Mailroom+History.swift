@@ -1,19 +1,22 @@
 extension Mailroom {
-    /// Keeps recent mail of a type, with positions, so that a subscription can resume after the
-    /// last mail its consumer saw.
+    /// Keeps recent mail of a type per room, with positions, so that a subscription can resume
+    /// after the last mail its consumer saw.
     ///
-    /// From now on every mail of the type gets a ``MailPosition`` and the newest `count` of them,
-    /// or those younger than `maxAge`, or both limits at once, are kept. Each kept mail costs its
-    /// own size plus a fixed overhead (its sequence number, its sender and when it was posted;
-    /// measured in `Benchmarks/README.md`), so memory is bounded by `count`, or by the posting rate
-    /// times `maxAge`. Age is checked whenever the history is used (a post of the type, a resume,
-    /// new limits), so an idle type's last mails stay kept until then, and are never replayed
-    /// older than `maxAge`. Calling it again changes the limits, dropping what the new ones
-    /// exclude. A type without history pays one atomic load and a bit test per post.
+    /// From now on every mail of the type gets a ``MailPosition`` in its *room*: the sender value
+    /// or object it was posted from (mail posted with no sender is one more room). Each room keeps
+    /// its own newest `count` mails, or those younger than `maxAge`, or both limits at once, so a
+    /// busy room never pushes a quiet room's mail out. Each kept mail costs its own size plus a
+    /// fixed overhead (its numbers and when it was posted; measured in `Benchmarks/README.md`), so
+    /// memory is bounded by `count` times the rooms, or by the posting rate times `maxAge`. Age is
+    /// checked whenever the room's history is used (a post to it, a resume, new limits), so an
+    /// idle room's last mails stay kept until then, and are never replayed older than `maxAge`.
+    /// Calling it again changes the limits, dropping what the new ones exclude. A type without
+    /// history pays one atomic load and a bit test per post.
     ///
-    /// Posts of a type that keeps history are delivered one at a time, in the order of their
-    /// positions: rooms of the type no longer post apart, since a resuming subscription may hear
-    /// them all. Subscriptions that take positions are counted by ``subscriberCount(_:from:)``.
+    /// A post of a type that keeps history takes the locks any post to its room takes, and no
+    /// other: rooms of the type post in parallel. Its mail is numbered in the room in the order
+    /// the room's subscribers hear it. Subscriptions that take positions are counted by
+    /// ``subscriberCount(_:from:)`` as any subscription is.
     ///
     /// - Precondition: At least one limit, and a `count` of at least 1 or a positive `maxAge`.
     ///
@@ -35,21 +38,35 @@ extension Mailroom {
     }
 
     /// Subscribes to a type that keeps history, with each mail's position, resuming after
-    /// `position`: the kept mail after it, then live mail, with no gap and no mail twice, even
-    /// while posts race this call.
+    /// `position`: the room's kept mail after it, then live mail, with no gap and no mail twice,
+    /// even while posts race this call.
+    ///
+    /// With `.only(room)`, positions are the room's: ``Resumption/start`` is the position the
+    /// subscription starts after (the room's newest when it starts live; sequence 0 in a room
+    /// nothing was posted to), so a client that heard nothing still has a position to come back
+    /// with. With ``MailPosition/oldestKept`` it starts with everything the room keeps.
+    ///
+    /// With ``Senders/everyone`` the subscription hears every room, in the one order its posts
+    /// were delivered in, and each mail carries the *type's* position, which counts the type's
+    /// kept mail across rooms: `position` may be such a position (then it resumes with every
+    /// room's kept mail after it, in that order), ``MailPosition/oldestKept``, or nil; a room's
+    /// position throws ``PositionError/Code/severalRooms``. A gap there is ``HistoryGap/Code/expired``
+    /// with `missed` nil: rooms drop mail each by their own limits.
     ///
     /// With `position` nil the subscription starts live, as `subscribe(to:from:)` does, but with
-    /// positions. A position older than what the history keeps, or of another epoch (another
+    /// positions. A position older than what the room keeps, or of another epoch (another
     /// mailroom, or this one before a restart), is not an error: ``Resumption/gap`` reports it,
-    /// typed, with how many mails were missed where that is known, and the subscription goes on
-    /// with what is kept. A position is untrusted input (it comes back from a client); one that no
-    /// mail of this type in this mailroom can have had throws, and so does a type that keeps no
-    /// history (``PositionError``).
+    /// typed, with how many of the room's mails were missed where that is known, and the
+    /// subscription goes on with what is kept. A position is untrusted input (it comes back from a
+    /// client); one that no mail of this type and room in this mailroom can have had throws, and so
+    /// does a type that keeps no history (``PositionError``).
     ///
     /// - Delivery: `from:` and `where:` filter the kept mail and the live mail alike; the order is
-    ///   the positions' order, which every subscriber of the type shares.
-    /// - Buffering: `bufferingPolicy` applies to live mail; the replay does not count against a
-    ///   `.bufferingOldest` or `.bufferingNewest` limit, so no kept mail is dropped on the way.
+    ///   the positions' order, which every subscriber of the room shares.
+    /// - Buffering: `bufferingPolicy` applies to live mail only. The replay is handed out ahead of
+    ///   the live buffer, apart from it, so no limit on that buffer drops kept mail: resuming after
+    ///   mail 1 of 1…5 with `.bufferingNewest(1)` while 6 and 7 are posted gives 2, 3, 4, 5, 7,
+    ///   and the post of 7 counts 6 in its ``Receipt/dropped``.
     /// - Ending: like any subscription: cancelled, dropped, at ``close()``, or once the object it is
     ///   pinned to has gone (at the next post of the type, or the next count).
     ///
@@ -63,14 +80,14 @@ extension Mailroom {
         bufferingPolicy: AsyncStream<Positioned<M>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<M>>> {
-        let (gap, registered) = try _switchboard.subscribeWithPositions(
-            to: M.self,
-            pinnedTo: senders.key.map { .sender(HistorySender($0)) } ?? .everyone,
+        let (gap, start, registered) = try subscribeWithPositions(
+            M.self,
+            from: senders,
             after: position,
             buffering: .policy(bufferingPolicy),
-            accepts: isIncluded
+            where: isIncluded
         )
-        return Resumption(gap: gap, mail: registered._stream)
+        return Resumption(gap: gap, start: start, mail: registered._stream)
     }
 
     /// Subscribes to a type that keeps history, with positions and a backlog limit: resumes as
@@ -93,13 +110,77 @@ extension Mailroom {
         where isIncluded: (@Sendable (M) -> Bool)? = nil
     ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<M>>> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let (gap, registered) = try _switchboard.subscribeWithPositions(
-            to: M.self,
-            pinnedTo: senders.key.map { .sender(HistorySender($0)) } ?? .everyone,
+        let (gap, start, registered) = try subscribeWithPositions(
+            M.self,
+            from: senders,
             after: position,
             buffering: .bounded(endSignal),
-            accepts: isIncluded
+            where: isIncluded
         )
-        return Resumption(gap: gap, mail: BoundedStream(registered, endSignal: endSignal))
+        return Resumption(gap: gap, start: start, mail: BoundedStream(registered, endSignal: endSignal))
+    }
+
+    /// Subscribes to a type that keeps history, hearing every sender that is an `S` (as
+    /// ``subscribe(to:fromAny:bufferingPolicy:startingWithLatest:where:)`` does), with the type's
+    /// positions: it hears several rooms, so it resumes as
+    /// ``subscribe(to:from:after:bufferingPolicy:where:)`` does with ``Senders/everyone``, from
+    /// the type's positions, ``MailPosition/oldestKept`` or nil. Kept mail of an object room whose
+    /// object has gone is not replayed: there is no sender to hand over with it.
+    ///
+    /// ```swift
+    /// let resumed = try await mailroom.subscribe(to: ChatLine.self, fromAny: RoomID.self, after: nil)
+    /// for await line in resumed.mail { print(line.mail.sender, line.mail.mail.text, line.position) }
+    /// ```
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        fromAny senderType: S.Type,
+        after position: MailPosition?,
+        bufferingPolicy: AsyncStream<Positioned<Envelope<M, S>>>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<Envelope<M, S>>>> {
+        let (gap, start, registered) = try _switchboard.subscribeWithPositions(
+            to: M.self,
+            fromAny: S.self,
+            after: position,
+            buffering: .policy(bufferingPolicy),
+            accepts: isIncluded.map { isIncluded in { isIncluded($0.mail) } }
+        )
+        return Resumption(gap: gap, start: start, mail: registered._stream)
+    }
+
+    private nonisolated func subscribeWithPositions<M: Mail>(
+        _ type: M.Type,
+        from senders: Senders,
+        after position: MailPosition?,
+        buffering: Switchboard.PositionedBuffering<M>,
+        where isIncluded: (@Sendable (M) -> Bool)?
+    ) throws(PositionError) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<M>>) {
+        switch senders._kind {
+        case .everyone:
+            return try _switchboard.subscribeWithPositions(
+                toEvery: M.self,
+                after: position,
+                buffering: buffering,
+                accepts: isIncluded
+            )
+        case .object(let object):
+            return try _switchboard.subscribeWithPositions(
+                to: M.self,
+                room: .object(ObjectSender(object)),
+                pinning: object,
+                after: position,
+                buffering: buffering,
+                accepts: isIncluded
+            )
+        case .value(let value):
+            return try _switchboard.subscribeWithPositions(
+                to: M.self,
+                room: .value(value),
+                pinning: nil,
+                after: position,
+                buffering: buffering,
+                accepts: isIncluded
+            )
+        }
     }
 }

@@ -51,9 +51,7 @@ extension Switchboard {
 
     @usableFromInline
     func subscriberCount<M: Mail>(_ type: M.Type, counting counted: Counted) -> Int {
-        guard let table = existingTable(for: M.self), !table.isRetired else {
-            return positionedCount(M.self, counting: counted)
-        }
+        guard let table = existingTable(for: M.self), !table.isRetired else { return 0 }
         // A count first ends the subscriptions of departed senders, and drops their kept mail.
         let departed = table.sweepDepartedSenders()
         let swept = table.shards.map { shard in shard.withLock { table.sweepKeptMail(in: shard) } }
@@ -65,7 +63,7 @@ extension Switchboard {
         }
         for continuation in departed { continuation.finish() }
         _ = swept  // released here, holding nothing
-        return count + positionedCount(M.self, counting: counted)
+        return count
     }
 
     /// Ends every stream and refuses new ones; safe to call more than once.
@@ -92,7 +90,6 @@ extension Switchboard {
         }
         for continuation in finishing { continuation.finish() }
         _ = releasing
-        _histories.close()
         _demand.close()
         for action in actions { action() }
     }

@@ -1,55 +1,210 @@
+import Synchronization
+
 extension Switchboard {
-    /// A post of a type that keeps history: between two others of its type (``History/withOrder(_:)``),
-    /// it delivers as any post does, then appends to the history and yields to the subscriptions
-    /// that take positions, inside the same delivery scope. Out of line: a type without history
-    /// never comes here.
-    @usableFromInline @inline(never)
-    func postKeepingHistory<M: Mail, S: Sendable>(
-        _ history: History<M>,
-        _ mails: [M],
-        from sender: S?,
-        key: SenderKey
-    ) -> Receipt {
-        let context = _instrumentation?.currentContext()
-        var routed = false
-        let (receipt, departed) =
-            history.withOrder { () -> (Receipt, [any Finishable])? in
-                var keeping: History<M>? = history
-                if let route = history.route {
-                    // The relay delivers it once its table has given it a position; what it cannot
-                    // carry is delivered here at once, without one (it reports why).
-                    routed = self.routes(mails, from: sender, context: context, through: route)
-                    guard !routed else { return nil }
-                    keeping = nil
-                }
-                return deliverWithHistory(mails, from: sender, key: key, context: context, keepingIn: keeping)
-            } ?? (Receipt(), [])
-        for continuation in departed { continuation.finish() }
-        // A post the relay took is counted once, when the relay delivers it.
-        if !routed { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
-        _deferred.run()
-        return receipt
+    /// How a subscription with positions buffers: by a policy, or with a backlog limit.
+    @usableFromInline
+    enum PositionedBuffering<Element: Sendable> {
+        case policy(AsyncStream<Positioned<Element>>.Continuation.BufferingPolicy)
+        case bounded(EndSignal)
+
+        var endSignal: EndSignal? {
+            if case .bounded(let endSignal) = self { endSignal } else { nil }
+        }
     }
 
-    /// Delivers a post of a history-keeping type as any post is delivered, in its lanes' order
-    /// and delivery scope, then appends it to `history` (nil: a post the relay could not take,
-    /// delivered without a position). Called holding the history's order.
-    private func deliverWithHistory<M: Mail, S: Sendable>(
+    // MARK: Posting
+
+    /// A post of a type that may keep history (its bit in ``Histories`` is set): delivered as any
+    /// post is, from the same table, shard lock, lanes and yield loop, and appended to its room's
+    /// history in the same step that captures its recipients (see ``deliverKeepingHistory(_:_:from:key:context:positions:)``).
+    /// Out of line: a type without history never comes here.
+    @usableFromInline @inline(never)
+    func postKeepingHistory<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
+        guard let table = existingTable(for: M.self) else { return postUnkept(mails, from: sender, key: key) }
+        let context = _instrumentation?.currentContext()
+        let delivered = deliverKeepingHistory(table, mails, from: sender, key: key, context: context, positions: nil)
+        switch delivered {
+        case .delivered(let receipt):
+            _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt)
+            _deferred.run()
+            return receipt
+        case .routed:
+            // A post the relay took is counted once, when the relay delivers it.
+            _deferred.run()
+            return Receipt()
+        case .notKept:
+            return postUnkept(mails, from: sender, key: key)
+        }
+    }
+
+    /// A post of a type that keeps no history after all (it shares a bit with one that does), or
+    /// that a relay could not carry: delivered as any post, without positions.
+    @usableFromInline
+    func postUnkept<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
+        deliverInOrder(M.self, from: sender, key: key, recording: mails.last, mails: mails.count) {
+            mails.count == 1
+                ? $0.deliver(mails[0], from: sender, context: $1) : $0.deliver(contentsOf: mails, from: sender, context: $1)
+        }
+    }
+
+    /// What ``deliverKeepingHistory(_:_:from:key:context:positions:)`` did.
+    @usableFromInline
+    enum HistoryDelivery {
+        case delivered(Receipt)
+        /// A relay took the post, to deliver it once its table has given it positions.
+        case routed
+        /// The type keeps no history, or a relay that routes it could not carry this post.
+        case notKept
+    }
+
+    /// Delivers a post of a history-keeping type, or hands it to the relay that routes the type.
+    ///
+    /// As ``deliverRecording(_:from:key:recording:context:deliver:)`` does for the latest mail:
+    /// it finds the lanes it must hold, takes them, and then, in one step under its room's shard
+    /// lock, checks that those are still its lanes, appends its mail to the room's history
+    /// (numbering it) and captures its recipients, those with positions too; it delivers holding
+    /// the lanes. So every subscriber of the room, a resuming one too (which reads the history
+    /// holding the room's lane), hears the room's mail in the order of its numbers, and posts to
+    /// other rooms share no lock with it.
+    ///
+    /// `positions` is set for mail a relay's table numbered (see ``postPositioned(_:from:epoch:first:live:)``).
+    @usableFromInline
+    func deliverKeepingHistory<M: Mail, S: Sendable>(
+        _ table: RouteTable<M>,
         _ mails: [M],
         from sender: S?,
         key: SenderKey,
         context: PostContext?,
-        keepingIn history: History<M>?
-    ) -> (Receipt, [any Finishable]) {
-        deliverCaptured(M.self, from: sender, key: key, recording: mails.last, context: context) {
-            recipients,
-            context in
-            let delivered =
-                mails.count == 1
-                ? recipients.deliver(mails[0], from: sender, context: context)
-                : recipients.deliver(contentsOf: mails, from: sender, context: context)
-            guard let history else { return delivered }
-            return delivered + history.deliver(mails, from: HistorySender(key))
+        positions: (epoch: UInt64, first: UInt64, live: Bool)?
+    ) -> HistoryDelivery {
+        let lookup = key.roomLookup
+        let index = RouteTable<M>.shardIndex(lookup)
+        let departed = table.sweepAfterPost()
+        defer { for continuation in departed { continuation.finish() } }
+        var digest: UInt32?
+        while true {
+            typealias FirstLook = (
+                lanes: Lanes, check: RoomCheck<M>, found: RoomHistories<M>.Found,
+                route: (@Sendable ([PostedMail]) -> Bool)?
+            )
+            let first = table.withShard(index) { shard in
+                shard.withLock { () -> FirstLook? in
+                    guard !table.isRetired, let histories = shard._histories else { return nil }
+                    var recipients = Recipients<M, S>()
+                    var lanes = Lanes()
+                    var check = RoomCheck<M>.none
+                    table.capture(
+                        from: sender,
+                        key: key,
+                        room: lookup,
+                        in: shard,
+                        into: &recipients,
+                        lanes: &lanes,
+                        check: &check
+                    )
+                    return (lanes, check, histories.find(lookup, key: key), table._relayRoute)
+                }
+            }
+            guard let first else { return .notKept }
+            if positions == nil, let route = first.route {
+                return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
+            }
+            var lanes = first.lanes
+            var droppedRoom: Lane?
+            if !first.check.holds(for: sender, key: key) {
+                droppedRoom = lanes._room
+                lanes = lanes.withoutRoom
+            }
+            let found = first.found.history(for: sender, key: key)
+            if found == nil, digest == nil { digest = RoomDigest.of(key) }
+            let tapsLane = _tapping.load(ordering: .acquiring) ? _taps._lane : nil
+            var released: [any Sendable] = []
+            var displaced: LatestMail<M>.Displaced?
+            let receipt = inOrder(lanes) { () -> Receipt?? in
+                tapsLane?.lock()
+                defer { tapsLane?.unlock() }
+                let taps = self.taps
+                guard (taps != nil) == (tapsLane != nil) else { return nil }  // a first tap, or the last gone
+                typealias Captured = (Recipients<M, S>, PositionedRecipients<M>, HistoryRecord<M>, mails: [M])
+                let second = table.withShard(index) { shard in
+                    shard.withLock { () -> Captured?? in
+                        guard !table.isRetired else { return .some(nil) }
+                        var recipients = Recipients<M, S>()
+                        var now = Lanes()
+                        var check = RoomCheck<M>.none
+                        table.capture(
+                            from: sender,
+                            key: key,
+                            room: lookup,
+                            in: shard,
+                            into: &recipients,
+                            lanes: &now,
+                            check: &check
+                        )
+                        if let droppedRoom, now._room === droppedRoom {
+                            recipients._pinned = nil
+                            now = now.withoutRoom
+                        }
+                        guard now.holdsTheSameLanes(as: lanes) else { return nil }
+                        var kept = mails
+                        if let positions {
+                            guard
+                                let prepared = table.prepare(
+                                    key: key,
+                                    epoch: positions.epoch,
+                                    first: positions.first,
+                                    count: mails.count,
+                                    digest: digest ?? RoomDigest.of(key),
+                                    in: shard
+                                )
+                            else { return .some(nil) }
+                            released.append(prepared.dropped)
+                            kept = Array(mails.dropFirst(prepared.skip))
+                            guard !kept.isEmpty else { return .some(nil) }
+                        }
+                        guard let record = table.record(kept, key: key, found: found, digest: digest, in: shard) else {
+                            return nil
+                        }
+                        released.append(record._dropped)
+                        var positioned = PositionedRecipients<M>()
+                        if positions?.live != false {
+                            let room = now._room != nil ? table.roomList(lookup, key: key, in: shard) : nil
+                            table.capturePositioned(from: sender, room: room, into: &positioned)
+                        }
+                        if let last = kept.last, let latest = shard._latest {
+                            let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
+                            displaced = latest.record(last, key: key, serial: serial)
+                            displaced?._newest = table.recordNewest(last)
+                        }
+                        return (recipients, positioned, record, kept)
+                    }
+                }
+                guard let second else { return nil }
+                guard let (recipients, positioned, record, kept) = second else { return .some(Receipt()) }
+                guard positions?.live != false else { return .some(Receipt()) }
+                var receipt = Receipt()
+                for (offset, mail) in kept.enumerated() {
+                    receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)
+                    positioned.deliver(mail, offset: UInt64(offset), record: record, context: context, into: &receipt)
+                }
+                if let taps {
+                    for index in kept.indices {
+                        recipients.tap(
+                            kept[index],
+                            from: sender,
+                            context: context,
+                            isLastInPost: index == kept.endIndex - 1,
+                            taps: taps
+                        )
+                    }
+                }
+                return .some(receipt)
+            }
+            let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
+            _ = (released, displaced, swept)  // released here, holding nothing: a mail's deinit is user code
+            if let receipt {
+                return receipt.map { .delivered($0) } ?? .notKept
+            }
         }
     }
 
@@ -59,7 +214,7 @@ extension Switchboard {
         _ mails: [M],
         from sender: S?,
         context: PostContext?,
-        through route: History<M>.Route
+        through route: @Sendable ([PostedMail]) -> Bool
     ) -> Bool {
         let lane = _taps._lane
         let posted = mails.indices.map { index in
@@ -76,9 +231,9 @@ extension Switchboard {
         return route(posted)
     }
 
-    /// Posts mail whose positions a relay's table gave: `first` and on, in `epoch`. What the
-    /// history already has (a row read twice) is skipped; with `live` false the mail is only
-    /// kept, for a relay filling the history as it starts.
+    /// Posts mail whose positions a relay's table gave: `first` and on, in `epoch`, in the
+    /// sender's room. What the room's history already has (a row read twice) is skipped; with
+    /// `live` false the mail is only kept, for a relay filling the history as it starts.
     func postPositioned<M: Mail, S: Hashable & Sendable>(
         _ mails: [M],
         from sender: S?,
@@ -91,83 +246,267 @@ extension Switchboard {
                 $0.postPositioned(mails, from: sender, epoch: epoch, first: first, live: live)
             }
         }
-        let key = sender.map { SenderKey($0) } ?? .none
-        let history = _histories.keepingNothingUnlessKept(M.self)
+        let key = sender.map { SenderKey(classifying: $0) } ?? .none
+        guard let table = openTable(for: M.self) else { return Receipt() }
+        if table.historyLimits == nil { keepHistory(M.self, table: table, limits: HistoryLimits(count: 0, maxAge: nil)) }
         let context = _instrumentation?.currentContext()
-        let (receipt, departed) = history.withOrder { () -> (Receipt, [any Finishable]) in
-            let skip = history.prepare(epoch: epoch, first: first, count: mails.count)
-            let mails = Array(mails.dropFirst(skip))
-            guard !mails.isEmpty else { return (Receipt(), []) }
-            guard live else {
-                return (history.deliver(mails, from: HistorySender(key), live: false), [])
-            }
-            return deliverWithHistory(mails, from: sender, key: key, context: context, keepingIn: history)
-        }
-        for continuation in departed { continuation.finish() }
+        let delivered = deliverKeepingHistory(
+            table,
+            mails,
+            from: sender,
+            key: key,
+            context: context,
+            positions: (epoch, first, live)
+        )
+        guard case .delivered(let receipt) = delivered else { return Receipt() }
         if live { _instrumentation?.didPost(M.self, mails: mails.count, receipt: receipt) }
         _deferred.run()
         return receipt
     }
 
+    // MARK: Keeping
+
     /// Makes a relay route every post of `M` through its table (`route`), or stops it (nil). A
     /// type that keeps no history gets one that keeps nothing, so that its mail has positions.
-    func route<M: Mail>(_ type: M.Type, through route: History<M>.Route?) {
-        guard !withRegistry({ $0._isClosed }) else { return }
-        _histories.keepingNothingUnlessKept(M.self).route(through: route)
+    func route<M: Mail>(_ type: M.Type, through route: (@Sendable ([PostedMail]) -> Bool)?) {
+        guard let table = openTable(for: M.self) else { return }
+        if table.historyLimits == nil { keepHistory(M.self, table: table, limits: HistoryLimits(count: 0, maxAge: nil)) }
+        let dropped = table.route(through: route, epoch: UInt64.random(in: 1...UInt64.max))
+        _ = dropped  // released here, holding nothing
     }
 
     /// The limits of `M`'s history, if it keeps one: what a relay fills it with as it starts.
     func historyLimits<M: Mail>(_ type: M.Type) -> (count: Int?, maxAge: Duration?)? {
-        _histories.history(for: M.self)?.limits
+        guard let limits = existingTable(for: M.self)?.historyLimits, limits.count != 0 else { return nil }
+        return (limits.count, limits.maxAge)
     }
 
     /// Makes `M` keep history within these limits, or changes its limits.
     func retainHistory<M: Mail>(_ type: M.Type, count: Int?, maxAge: Duration?) {
-        guard !withRegistry({ $0._isClosed }) else { return }
-        _histories.keep(M.self, count: count, maxAge: maxAge)
+        guard let table = openTable(for: M.self) else { return }
+        keepHistory(M.self, table: table, limits: HistoryLimits(count: count, maxAge: maxAge))
     }
 
-    /// Files a subscription that takes positions, resuming after `position` (nil: live), between
-    /// two posts of the type. A closed mailroom gives a finished stream.
+    private func keepHistory<M: Mail>(_ type: M.Type, table: RouteTable<M>, limits: HistoryLimits) {
+        let dropped = table.keepHistory(limits, epoch: _histories.epoch)
+        _histories.keep(M.self)
+        _ = dropped  // released here, holding nothing
+    }
+
+    // MARK: Subscribing
+
+    /// Files a subscription with positions to one room (`key`, with `object` the room's object
+    /// for an object room), resuming after `position` (nil: live), holding the room's lane so
+    /// that no post to the room is missed or heard twice. A closed mailroom gives a finished stream.
     func subscribeWithPositions<M: Mail>(
         to type: M.Type,
-        pinnedTo pin: History<M>.Pin,
+        room key: SenderKey,
+        pinning object: AnyObject?,
         after position: MailPosition?,
-        buffering: History<M>.Buffering,
+        buffering: PositionedBuffering<M>,
         accepts: (@Sendable (M) -> Bool)?
-    ) throws(PositionError) -> (HistoryGap?, RegisteredStream<Positioned<M>>) {
-        guard let history = _histories.history(for: M.self) else {
-            guard withRegistry({ $0._isClosed }) else { throw PositionError.noHistory(String(describing: M.self)) }
-            let (stream, continuation) = AsyncStream.makeStream(of: Positioned<M>.self)
-            buffering.endSignal?.end(.finished)
-            continuation.finish()
-            return (nil, RegisteredStream(stream: stream, continuation: continuation))
+    ) throws(PositionError) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<M>>) {
+        let place: TableRoute
+        switch key {
+        case .object(let sender): place = .object(sender._id)
+        case .value(let value): place = .value(value)
+        case .none: place = .everyone  // not reached: a room subscription names its sender
         }
-        let (instrumentation, demand) = (_instrumentation, _demand)
-        let ended: @Sendable () -> Void = {
-            instrumentation?.subscriptionEnded(M.self)
-            demand.changed(ObjectIdentifier(M.self))
-        }
-        let filed = history.withOrder { () -> Result<(HistoryGap?, RegisteredStream<Positioned<M>>), PositionError> in
-            DeliveryScope.delivering(self) {
-                history.subscribe(after: position, pin: pin, buffering: buffering, accepts: accepts, ended: ended)
+        let digest = RoomDigest.of(key)
+        let lead = Self.lead
+        return try subscribeWithPositions(M.self, at: place, buffering: buffering, accepts: accepts) {
+            table,
+            subscriber -> Filed<M> in
+            let index = RouteTable<M>.shardIndex(at: place)!
+            return table.withShard(index) { shard -> Filed<M> in
+                let found = shard.withLock { () -> (lane: Lane, departed: [any Finishable])?? in
+                    guard !table.isRetired else { return .some(nil) }
+                    var departed: [any Finishable] = []
+                    return table.room(at: place, pinning: object, in: shard, departed: &departed).map {
+                        ($0._lane, departed)
+                    }
+                }
+                guard let found else { return .again }
+                guard let found else { return .closed }
+                for continuation in found.departed { continuation.finish() }
+                return inOrder(Lanes(only: found.lane)) { () -> Filed<M> in
+                    shard.withLock { () -> Filed<M> in
+                        guard !table.isRetired else { return .closed }
+                        var departed: [any Finishable] = []
+                        guard let room = table.room(at: place, pinning: object, in: shard, departed: &departed),
+                            room._lane === found.lane
+                        else { return .again }  // the room went with its last subscription: again
+                        return Filed(
+                            table.resume(
+                                subscriber,
+                                in: room,
+                                key: key,
+                                after: position,
+                                digest: digest,
+                                lead: lead,
+                                shard: shard
+                            )
+                        )
+                    }
+                }
             }
         }
-        if case .success = filed {
-            instrumentation?.subscriptionStarted(M.self)
-            demand.changed(ObjectIdentifier(M.self))
-        }
-        _deferred.run()  // posts the replay's filters made
-        return try filed.get()
     }
 
-    /// The subscriptions that take positions, counted as ``subscriberCount(_:counting:)`` counts.
-    func positionedCount<M: Mail>(_ type: M.Type, counting counted: Counted) -> Int {
-        guard _histories.mayKeep(M.self), let history = _histories.history(for: M.self) else { return 0 }
-        switch counted {
-        case .all: return history.count(pinnedTo: .everyone)
-        case .hearing(let key): return history.count(pinnedTo: .sender(HistorySender(key)))
-        case .senderType(let type): return history.count(pinnedTo: .senderType(type))
+    /// Files a subscription with positions to every room (`everyone`), holding the type's lane
+    /// and every shard's lock.
+    func subscribeWithPositions<M: Mail>(
+        toEvery type: M.Type,
+        after position: MailPosition?,
+        buffering: PositionedBuffering<M>,
+        accepts: (@Sendable (M) -> Bool)?
+    ) throws(PositionError) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<M>>) {
+        try subscribeWithPositions(M.self, at: .everyone, buffering: buffering, accepts: accepts) {
+            table,
+            subscriber -> Filed<M> in
+            guard position == nil || position == .oldestKept || position?.room == RouteTable<M>.severalRooms else {
+                return .refused(.severalRooms)
+            }
+            return inOrder(Lanes(only: table._lane)) { () -> Filed<M> in
+                table.withAllShards { () -> Filed<M> in
+                    guard !table.isRetired else { return .closed }
+                    return Filed(
+                        table.resumeSeveralRooms(subscriber, into: { table._positionedEveryone }, after: position) {
+                            mail,
+                            _ in mail
+                        }
+                    )
+                }
+            }
         }
     }
+
+    /// Files a subscription with positions to every sender of type `S` (`fromAny:`), holding
+    /// the type's lane and every shard's lock.
+    func subscribeWithPositions<M: Mail, S: Sendable>(
+        to type: M.Type,
+        fromAny senderType: S.Type,
+        after position: MailPosition?,
+        buffering: PositionedBuffering<Envelope<M, S>>,
+        accepts: (@Sendable (Envelope<M, S>) -> Bool)?
+    ) throws(PositionError) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<Envelope<M, S>>>) {
+        try subscribeWithPositions(
+            M.self,
+            at: .senderType(ObjectIdentifier(S.self)),
+            buffering: buffering,
+            accepts: accepts
+        ) { table, subscriber -> Filed<Envelope<M, S>> in
+            inOrder(Lanes(only: table._lane)) { () -> Filed<Envelope<M, S>> in
+                table.withAllShards { () -> Filed<Envelope<M, S>> in
+                    guard !table.isRetired else { return .closed }
+                    return Filed(
+                        table.resumeSeveralRooms(
+                            subscriber,
+                            into: { table.positionedList(fromAny: S.self) },
+                            after: position
+                        ) { mail, sender in
+                            (sender as? S).map { Envelope(mail: mail, sender: $0) }
+                        }
+                    )
+                }
+            }
+        }
+    }
+
+    /// The common part of subscribing with positions: makes the stream and its termination
+    /// handler, files it with `file` (nil: try again), yields the replay in the delivery scope,
+    /// and hands the stream out with the replay kept apart where its buffer could drop it.
+    private func subscribeWithPositions<M: Mail, Element: Sendable>(
+        _ type: M.Type,
+        at place: TableRoute,
+        buffering: PositionedBuffering<Element>,
+        accepts: (@Sendable (Element) -> Bool)?,
+        file: (RouteTable<M>, Subscriber<Positioned<Element>>) -> Filed<Element>
+    ) throws(PositionError) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<Element>>) {
+        guard let table = openTable(for: M.self) else { return Self.finished(buffering) }
+        guard table.historyLimits != nil else {
+            throw PositionError.noHistory(String(describing: M.self))
+        }
+        let policy: AsyncStream<Positioned<Element>>.Continuation.BufferingPolicy
+        switch buffering {
+        case .policy(let chosen): policy = chosen
+        case .bounded(let endSignal): policy = .bufferingOldest(endSignal.limit)
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self, bufferingPolicy: policy)
+        // A resume ahead of what this mailroom has read from a relay's table hears live mail
+        // only past that position (see `RouteTable.resume`); `heardThrough` is set before filing.
+        let heardThrough = Atomic<UInt64>(0)
+        let filter: @Sendable (Positioned<Element>) -> Bool = { positioned in
+            positioned.position.sequence > heardThrough.load(ordering: .relaxed)
+                && (accepts?(positioned.mail) ?? true)
+        }
+        let subscriber = Subscriber(continuation: continuation, accepts: filter, endSignal: buffering.endSignal)
+        let (instrumentation, demand) = (_instrumentation, _demand)
+        let endSignal = buffering.endSignal
+        continuation.onTermination = { [weak self] _ in
+            endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
+            if let self, let table = self.existingTable(for: M.self), table.removePositioned(subscriber, at: place) != nil {
+                demand.changed(ObjectIdentifier(M.self))
+            }
+            instrumentation?.subscriptionEnded(M.self)
+        }
+        instrumentation?.subscriptionStarted(M.self)
+        var outcome = Filed<Element>.again
+        while case .again = outcome { outcome = file(table, subscriber) }
+        let resumed: RoomResumption<Element>
+        switch outcome {
+        case .resumed(let resumption):
+            resumed = resumption
+        case .again, .closed, .refused:
+            continuation.onTermination = nil
+            instrumentation?.subscriptionEnded(M.self)
+            continuation.finish()
+            if case .refused(let error) = outcome { throw error }
+            return Self.finished(buffering)
+        }
+        heardThrough.store(resumed._heardThrough, ordering: .relaxed)
+        demand.changed(ObjectIdentifier(M.self))
+        _ = resumed._released  // released here, holding nothing
+        var replay: [Positioned<Element>] = []
+        DeliveryScope.delivering(self) {
+            replay = resumed._replay.filter { accepts?($0.mail) ?? true }
+        }
+        _deferred.run()  // posts the replay's filters made
+        // The replay is kept apart from the live buffer, so that no limit on that buffer drops it.
+        let registered = RegisteredStream(
+            stream: replay.isEmpty ? stream : ReplayPrefix.stream(replay: replay, live: stream),
+            continuation: continuation
+        )
+        return (resumed._gap, resumed._start, registered)
+    }
+
+    /// What filing a subscription with positions came to.
+    enum Filed<Element: Sendable>: Sendable {
+        case resumed(RoomResumption<Element>)
+        /// The room went with its last subscription meanwhile: try again.
+        case again
+        /// The mailroom closed.
+        case closed
+        case refused(PositionError)
+
+        init(_ result: Result<RoomResumption<Element>, PositionError>) {
+            switch result {
+            case .success(let resumption): self = .resumed(resumption)
+            case .failure(let error): self = .refused(error)
+            }
+        }
+    }
+
+    private static func finished<Element: Sendable>(
+        _ buffering: PositionedBuffering<Element>
+    ) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<Element>>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self)
+        buffering.endSignal?.end(.finished)
+        continuation.finish()
+        return (nil, nil, RegisteredStream(stream: stream, continuation: continuation))
+    }
+
+    /// How far ahead of what this mailroom has read from a relay's table a position may be and
+    /// still be waited for: a burst other instances read first, not a forged number.
+    static var lead: UInt64 { 1 << 20 }
 }

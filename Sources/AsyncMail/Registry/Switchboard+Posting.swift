@@ -4,9 +4,7 @@ extension Switchboard {
     @inlinable
     func post<M: Mail>(_ mail: M) -> Receipt {
         if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail) } }
-        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
-            return postKeepingHistory(history, [mail], from: Never?.none, key: .none)
-        }
+        if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: Never?.none, key: .none) }
         return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) {
             $0.deliver(mail, from: nil, context: $1)
         }
@@ -47,9 +45,7 @@ extension Switchboard {
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
         let key = SenderKey(sender)
-        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
-            return postKeepingHistory(history, [mail], from: sender, key: key)
-        }
+        if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: sender, key: key) }
         return deliverInOrder(M.self, from: sender, key: key, recording: mail) {
             $0.deliver(mail, from: sender, context: $1)
         }
@@ -61,9 +57,7 @@ extension Switchboard {
         if DeliveryScope.isDelivering(self) {
             return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
         }
-        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
-            return postKeepingHistory(history, mails, from: Never?.none, key: .none)
-        }
+        if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: Never?.none, key: .none) }
         return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: nil, context: $1)
         }
@@ -95,9 +89,7 @@ extension Switchboard {
     /// Posts a batch from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
-        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
-            return postKeepingHistory(history, mails, from: sender, key: SenderKey(sender))
-        }
+        if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: sender, key: SenderKey(sender)) }
         return deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
@@ -108,9 +100,7 @@ extension Switchboard {
     /// reach posted as its own type.
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
-        if _histories.mayKeep(M.self), let history = _histories.history(for: M.self) {
-            return postKeepingHistory(history, mails, from: sender, key: SenderKey(sender))
-        }
+        if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: sender, key: SenderKey(sender)) }
         return deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: sender, context: $1)
         }

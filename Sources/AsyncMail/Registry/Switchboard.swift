@@ -90,7 +90,7 @@ final class Switchboard: Sendable {
     /// Posts made from inside a delivery of this mailroom, waiting for it to end.
     @usableFromInline let _deferred = DeferredPosts()
 
-    /// The types that keep history, and the mailroom's epoch (see ``History``).
+    /// Which types keep history, and the mailroom's epoch (see ``Histories``).
     @usableFromInline let _histories = Histories()
     /// The watchers of subscriber counts; one atomic load per subscription change while none.
     @usableFromInline let _demand = Demand()

@@ -26,9 +26,13 @@ final class RouteShard<M: Mail>: @unchecked Sendable {
     /// The mail kept for this shard's senders (and, in the first shard, for mail with no
     /// sender), once ``Mailroom/retainLatest(_:)`` opted the type in; nil otherwise.
     @usableFromInline @exclusivity(unchecked) var _latest: LatestMail<M>?
+    /// The histories of this shard's rooms, once `Mailroom.retainHistory` opted the type in; nil
+    /// otherwise.
+    @usableFromInline @exclusivity(unchecked) var _histories: RoomHistories<M>?
 
-    @inlinable init(keepingLatest: Bool) {
+    @inlinable init(keepingLatest: Bool, keepingHistory: Bool) {
         _latest = keepingLatest ? LatestMail() : nil
+        _histories = keepingHistory ? RoomHistories() : nil
     }
 
     /// Takes the lock. Never call it holding this shard's lock.

@@ -102,6 +102,27 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline let _sweeper = RawLock()
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
+    // History (see `RouteTable+History.swift`): read holding a shard's lock, written holding all.
+
+    /// The limits each room's history keeps within; nil while the type keeps no history.
+    @usableFromInline @exclusivity(unchecked) var _historyLimits: HistoryLimits?
+    /// The epoch new rooms' histories start in: the mailroom's.
+    @usableFromInline @exclusivity(unchecked) var _historyEpoch: UInt64 = 0
+    /// The type's digest in positions.
+    @usableFromInline @exclusivity(unchecked) var _stream: UInt32 = 0
+    /// Set while a relay takes every post of the type (see `Mailroom._route(_:through:)`).
+    @usableFromInline @exclusivity(unchecked) var _relayRoute: (@Sendable ([PostedMail]) -> Bool)?
+    /// Subscriptions with positions to every room.
+    @usableFromInline let _positionedEveryone = SubscriberList<Positioned<M>>()
+    /// Subscriptions with positions to every sender of one type (`fromAny:`), whose elements are
+    /// `Positioned<Envelope<M, S>>`, by `S`'s identity.
+    @usableFromInline @exclusivity(unchecked) var _positionedBySenderType: [ObjectIdentifier: any AnySubscriberList] = [:]
+    /// The type's count of kept mail across rooms: each mail's stamp, the position a subscription
+    /// that hears several rooms sees. Taken holding the post's lanes and shard lock, so that two
+    /// posts such a subscription hears are stamped in the order it hears them. One atomic word
+    /// that every history post of the type writes.
+    @usableFromInline let _stamps = Atomic<UInt64>(0)
+
     @inlinable init() {
         _shardSlots = .allocate(capacity: Self.shardCount)
         for index in 0..<Self.shardCount { (_shardSlots + index).initialize(to: Atomic(0)) }
@@ -118,7 +139,10 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
 
     /// Whether a subscription of this type hears several rooms, so that posts to different rooms
     /// must keep one order (see ``Lanes``); read holding a shard's lock.
-    @inlinable var hearsSeveralRooms: Bool { _everyone.count > 0 || !_bySenderType.isEmpty }
+    @inlinable var hearsSeveralRooms: Bool {
+        _everyone.count > 0 || !_bySenderType.isEmpty || _positionedEveryone.count > 0
+            || !_positionedBySenderType.isEmpty
+    }
 
     /// Object routes checked for a departed sender together, every that many posts: one check
     /// per post on average, in batches so that the cold reads overlap (see ``ObjectRoutes``).
@@ -166,7 +190,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             if bits != 0, let address = UnsafeRawPointer(bitPattern: bits) {
                 return Unmanaged<RouteShard<M>>.fromOpaque(address).takeUnretainedValue()
             }
-            let shard = RouteShard<M>(keepingLatest: _keepsLatest)
+            let shard = RouteShard<M>(keepingLatest: _keepsLatest, keepingHistory: _historyLimits != nil)
             _shards.append(shard)
             _shardSlots[index].store(UInt(bitPattern: Unmanaged.passUnretained(shard).toOpaque()), ordering: .releasing)
             return shard
@@ -421,7 +445,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     func count(hearing key: SenderKey?) -> Int {
         switch key {
         case nil:
-            return withShard(0) { shard in shard.withLock { _everyone.count } }
+            return withShard(0) { shard in shard.withLock { _everyone.count + _positionedEveryone.count } }
         case .object(let sender)?:
             return withShard(Self.shardIndex(.object(sender._id))) { shard in
                 shard.withLock { shard._byObject[sender._id].map { $0._subscribers.count } ?? 0 }
@@ -438,7 +462,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// The subscriptions to every sender of the type `key` names (`fromAny:`).
     @usableFromInline
     func count(ofSenderType key: ObjectIdentifier) -> Int {
-        withShard(0) { shard in shard.withLock { _bySenderType[key]?.count ?? 0 } }
+        withShard(0) { shard in
+            shard.withLock { (_bySenderType[key]?.count ?? 0) + (_positionedBySenderType[key]?.count ?? 0) }
+        }
     }
 
     // MARK: Keeping the latest mail
@@ -579,7 +605,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 shard.withLock { () -> (any Finishable)? in
                     guard let route = shard._byObject[key] else { return nil }
                     let removed = route._subscribers.remove(typed)
-                    if route._subscribers.count == 0 {
+                    if route._subscribers.isEmpty {
                         shard._byObject.remove(key)
                         _objectRoutes.subtract(1, ordering: .relaxed)
                         withSweepList {
@@ -595,7 +621,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 shard.withLock { () -> (any Finishable)? in
                     guard let subscribers = shard._byValue[key] else { return nil }
                     let removed = subscribers.remove(typed)
-                    if subscribers.count == 0 { shard._byValue[key] = nil }
+                    if subscribers.isEmpty { shard._byValue[key] = nil }
                     return removed
                 }
             }
@@ -617,7 +643,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline
     var isInUse: Bool {
         _count.load(ordering: .relaxed) > 0 || _newest.load(ordering: .relaxed) != 0
-            || withAllShards { _shards.contains { $0._latest?.isEmpty == false } }
+            || withAllShards { _shards.contains { $0._latest?.isEmpty == false || $0._histories != nil } }
     }
 
     /// Retires the table and empties it, holding every shard's lock.
@@ -640,6 +666,15 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             }
             _keepsLatest = false
             if let newest = takeNewest() { kept.append(newest) }
+            all += _positionedEveryone.removeAll()
+            for subscribers in _positionedBySenderType.values { all += subscribers.removeAll() }
+            _positionedBySenderType = [:]
+            for shard in _shards {
+                if let histories = shard._histories { kept.append(histories.takeAll()) }
+                shard._histories = nil
+            }
+            _historyLimits = nil
+            _relayRoute = nil
             _keptObjectSenders.store(0, ordering: .relaxed)
             _objectRoutes.store(0, ordering: .relaxed)
             withSweepList { _ = _sweepList.removeAll() }

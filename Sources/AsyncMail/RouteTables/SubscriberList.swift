@@ -12,6 +12,31 @@ protocol AnySubscriberList: AnyObject, Sendable {
     func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M>
     /// Whether `sender` is of this envelope list's sender type (a cast, so supertypes count).
     func isSenderType(of sender: Any) -> Bool
+    /// A snapshot of this list, which holds positioned envelopes of `M`, that yields a mail, its
+    /// sender and its position to every subscription in it.
+    func positionedEnvelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> PositionedDelivery<M>
+}
+
+/// Yields one mail, in a positioned envelope with its sender, to a snapshot of `fromAny:`
+/// subscriptions with positions.
+@usableFromInline
+struct PositionedDelivery<M: Mail>: Sendable {
+    @usableFromInline let _deliver: @Sendable (M, MailPosition, PostContext?, inout Receipt) -> Void
+}
+
+/// A ``Positioned`` envelope made from a type-erased mail and sender.
+private protocol ErasedPositionedEnvelope: Sendable {
+    init?(mail: Any, sender: Any, position: MailPosition)
+    static func isSender(_ sender: Any) -> Bool
+}
+
+extension Positioned: ErasedPositionedEnvelope where M: ErasedEnvelope {
+    fileprivate init?(mail: Any, sender: Any, position: MailPosition) {
+        guard let envelope = M(mail: mail, sender: sender) else { return nil }
+        self.init(mail: envelope, position: position)
+    }
+
+    fileprivate static func isSender(_ sender: Any) -> Bool { M.isSender(sender) }
 }
 
 /// An ``Envelope`` made from a type-erased mail and sender.
@@ -47,10 +72,17 @@ final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sen
     /// Held by every post to this list's room while it yields (see ``Lanes``); unused by lists
     /// that are not a room's.
     @usableFromInline let _lane = Lane()
+    /// A room's subscriptions with positions (see `RouteTable+History.swift`): a
+    /// `SubscriberList<Positioned<M>>`, made with the first; nil for every other list.
+    @usableFromInline @exclusivity(unchecked) var _positioned: (any AnySubscriberList)?
 
     @inlinable init() {}
 
-    @inlinable var count: Int { _entries.count }
+    /// Its subscriptions, those with positions too.
+    @inlinable var count: Int { _positioned.map { _entries.count + $0.count } ?? _entries.count }
+
+    /// Whether it has no subscription: a room then goes.
+    @inlinable var isEmpty: Bool { _entries.isEmpty && (_positioned?.count ?? 0) == 0 }
 
     @inlinable
     func add(_ subscriber: Subscriber<Element>) {
@@ -97,15 +129,28 @@ final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sen
 
     @usableFromInline
     func isSenderType(of sender: Any) -> Bool {
-        (Element.self as? any ErasedEnvelope.Type)?.isSender(sender) ?? false
+        (Element.self as? any ErasedEnvelope.Type)?.isSender(sender)
+            ?? (Element.self as? any ErasedPositionedEnvelope.Type)?.isSender(sender) ?? false
+    }
+
+    @usableFromInline
+    func positionedEnvelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> PositionedDelivery<M> {
+        let entries = self._entries
+        let maker = Element.self as? any ErasedPositionedEnvelope.Type
+        return PositionedDelivery { mail, position, context, receipt in
+            guard let positioned = maker?.init(mail: mail, sender: sender, position: position) as? Element else { return }
+            Recipients<M, Never>.yield(positioned, to: entries, context: context, into: &receipt)
+        }
     }
 
     @usableFromInline
     func removeAll() -> [any Finishable] {
         defer { _entries = [] }
-        return _entries.map { subscriber in
-            subscriber._position.store(-1, ordering: .relaxed)
-            return subscriber._continuation
-        }
+        let positioned = _positioned?.removeAll() ?? []
+        return positioned
+            + _entries.map { subscriber in
+                subscriber._position.store(-1, ordering: .relaxed)
+                return subscriber._continuation
+            }
     }
 }

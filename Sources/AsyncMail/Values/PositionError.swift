@@ -22,9 +22,16 @@ public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let malformed = Code("malformed")
         /// The position is of this mailroom's epoch but of another mail type's history.
         public static let otherMailType = Code("otherMailType")
-        /// The position is of this mailroom's epoch and type, but past the newest mail: no mail
-        /// has had it (forged, or from a mailroom that shared the epoch by chance).
+        /// The position is of this mailroom's epoch and type, but of another room: resume each
+        /// room with a position it gave.
+        public static let otherRoom = Code("otherRoom")
+        /// The position is of this mailroom's epoch, type and room, but past the room's newest
+        /// mail: no mail has had it (forged, or from a mailroom that shared the epoch by chance).
         public static let notYetPosted = Code("notYetPosted")
+        /// A position was given to a subscription that hears several rooms (every sender, or
+        /// `fromAny:`): positions are per room, so such a subscription starts live, and a client
+        /// resumes each room with its own position.
+        public static let severalRooms = Code("severalRooms")
         /// The mail type keeps no history, so it has no positions to resume from.
         public static let noHistory = Code("noHistory")
 
@@ -47,10 +54,25 @@ public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible 
         reason: "the position belongs to another mail type's history"
     )
 
-    /// A position past the newest mail.
+    /// A position of another room of the type.
+    public static let otherRoom = PositionError(
+        code: .otherRoom,
+        reason: "the position belongs to another room's history"
+    )
+
+    /// A position past the room's newest mail.
     public static func notYetPosted(_ sequence: UInt64, newest: UInt64) -> PositionError {
-        PositionError(code: .notYetPosted, reason: "mail \(sequence) has not been posted; the newest is \(newest)")
+        PositionError(
+            code: .notYetPosted,
+            reason: "mail \(sequence) of the room has not been posted; the newest is \(newest)"
+        )
     }
+
+    /// A position given to a subscription that hears several rooms.
+    public static let severalRooms = PositionError(
+        code: .severalRooms,
+        reason: "a subscription that hears several rooms starts live"
+    )
 
     /// A subscription with positions to a type that keeps no history.
     public static func noHistory(_ typeName: String) -> PositionError {
@@ -62,6 +84,9 @@ public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible 
         case .noHistory: "\(reason): call retainHistory(_:count:maxAge:) for it first"
         case .malformed: "a malformed position: \(reason); hand back a position exactly as it was given"
         case .otherMailType: "a position of another mail type: \(reason); resume each type with its own positions"
+        case .otherRoom: "a position of another room: \(reason); resume each room with its own positions"
+        case .severalRooms:
+            "\(reason): pass after: nil, and resume each room with subscribe(to:from: .only(room), after:)"
         default: "a position no mail has had: \(reason); resume from a position this mailroom gave out"
         }
     }

@@ -1,0 +1,159 @@
+/// One room's history: the mail a type keeps for the room (one sender value or object, or mail
+/// posted with no sender), with the room's own sequence numbers and limits.
+///
+/// Lives in the ``RouteShard`` the room falls in (see ``RoomHistories``) and, like everything
+/// there, is only read or written holding that shard's lock; a post appends to it holding its
+/// lanes too, so a room's sequence numbers are the order its subscribers hear its mail in (see
+/// ``Switchboard/postKeepingHistory(_:_:from:key:)``). That is why its mutable properties skip
+/// dynamic exclusivity checks (see ``RouteTable``).
+@usableFromInline
+final class RoomHistory<M: Mail> {
+    /// A kept mail, its number in the room and in the type (its stamp: see
+    /// ``RouteTable/_stamps``), and when it was posted (for `maxAge`).
+    @usableFromInline
+    struct Entry: Sendable {
+        @usableFromInline let _mail: M
+        @usableFromInline let _sequence: UInt64
+        @usableFromInline let _stamp: UInt64
+        @usableFromInline let _postedAt: ContinuousClock.Instant
+
+        @inlinable
+        init(mail: M, sequence: UInt64, stamp: UInt64, postedAt: ContinuousClock.Instant) {
+            self._mail = mail
+            self._sequence = sequence
+            self._stamp = stamp
+            self._postedAt = postedAt
+        }
+    }
+
+    /// The kept entries, oldest first, from `start` on. A dropped slot is set to nil and the
+    /// entry handed out, so that its mail is released once no lock is held.
+    @usableFromInline @exclusivity(unchecked) var _entries: [Entry?] = []
+    @usableFromInline @exclusivity(unchecked) var _start = 0
+    /// The number the next mail gets; the ones below it were posted.
+    @usableFromInline @exclusivity(unchecked) var _nextSequence: UInt64 = 1
+    /// Whose positions the room's mail has: the mailroom's epoch, or the one a relay's table gave
+    /// the room (see ``prepare(epoch:first:count:)``).
+    @usableFromInline @exclusivity(unchecked) var _epoch: UInt64
+    /// The room's digest in positions (see ``RoomDigest``).
+    @usableFromInline let _room: UInt32
+    /// The room's object, for an object room: its history goes with it (nobody can name it).
+    @usableFromInline weak let _object: AnyObject?
+    @usableFromInline let _isObjectRoom: Bool
+
+    @usableFromInline
+    init(epoch: UInt64, room: UInt32, object: AnyObject?) {
+        self._epoch = epoch
+        self._room = room
+        self._object = object
+        self._isObjectRoom = object != nil
+    }
+
+    /// Whether this is the history of an object room whose object has gone.
+    @inlinable var hasDeparted: Bool { _isObjectRoom && _object == nil }
+
+    @inlinable var keptCount: Int { _entries.count - _start }
+
+    /// The number of the oldest kept mail, or the next number when none is kept.
+    @inlinable var firstKept: UInt64 { _start < _entries.count ? _entries[_start]!._sequence : _nextSequence }
+
+    /// The room's newest number: 0 before its first mail.
+    @inlinable var newest: UInt64 { _nextSequence - 1 }
+
+    /// The kept entries after `sequence`, oldest first. Kept numbers run without a hole from
+    /// ``firstKept``, so the first of them is found by subtraction.
+    @usableFromInline
+    func kept(after sequence: UInt64) -> ArraySlice<Entry?> {
+        let skip = sequence < firstKept ? 0 : Int(clamping: sequence - firstKept + 1)
+        guard skip < keptCount else { return [] }
+        return _entries[(_start + skip)...]
+    }
+
+    /// Appends posted mail, numbered on from the room's next number and stamped from
+    /// `firstStamp`; returns the first number and what the limits dropped, to release once no
+    /// lock is held.
+    @inlinable
+    func append(
+        _ mails: [M],
+        firstStamp: UInt64,
+        limits: HistoryLimits,
+        now: ContinuousClock.Instant
+    ) -> (first: UInt64, dropped: [Entry]) {
+        let first = _nextSequence
+        var stamp = firstStamp
+        for mail in mails {
+            _entries.append(Entry(mail: mail, sequence: _nextSequence, stamp: stamp, postedAt: now))
+            _nextSequence &+= 1
+            stamp &+= 1
+        }
+        return (first, trim(to: limits, now: now))
+    }
+
+    /// Drops what `limits` exclude (the oldest past the count, and those older than the age),
+    /// and returns it.
+    @usableFromInline
+    func trim(to limits: HistoryLimits, now: ContinuousClock.Instant) -> [Entry] {
+        var drop = 0
+        if let count = limits.count, keptCount > count { drop = keptCount - count }
+        if let maxAge = limits.maxAge {
+            while _start + drop < _entries.count, now - _entries[_start + drop]!._postedAt > maxAge { drop += 1 }
+        }
+        return drop == 0 ? [] : dropOldest(drop)
+    }
+
+    /// Hands out the `count` oldest entries, leaving nil in their slots.
+    @usableFromInline
+    func dropOldest(_ count: Int) -> [Entry] {
+        var dropped: [Entry] = []
+        dropped.reserveCapacity(count)
+        for index in _start..<(_start + count) {
+            dropped.append(_entries[index]!)
+            _entries[index] = nil
+        }
+        _start += count
+        if _start >= 64, _start * 2 >= _entries.count {
+            _entries.removeFirst(_start)  // only nils: no mail is released here
+            _start = 0
+        }
+        return dropped
+    }
+
+    /// Readies the room for `count` mails whose numbers a relay's table gave, starting at `first`
+    /// in `epoch`, and returns how many of them, from the front, it already has (a row read
+    /// twice) and what it dropped. Another epoch (the table was made anew) or a hole before
+    /// `first` (rows deleted before this mailroom read them) drops what is kept, so the kept
+    /// numbers stay without a hole and a resume from before the hole is told exactly how many it
+    /// missed.
+    @usableFromInline
+    func prepare(epoch: UInt64, first: UInt64, count: Int) -> (skip: Int, dropped: [Entry]) {
+        if epoch != _epoch {
+            _epoch = epoch
+            _nextSequence = first
+            return (0, takeAll())
+        }
+        if first < _nextSequence { return (Int(clamping: min(_nextSequence - first, UInt64(count))), []) }
+        guard first > _nextSequence else { return (0, []) }
+        _nextSequence = first
+        return (0, takeAll())
+    }
+
+    /// Takes everything out, for closing or a new epoch.
+    @usableFromInline
+    func takeAll() -> [Entry] {
+        defer { (_entries, _start) = ([], 0) }
+        return _entries[_start...].compactMap { $0 }
+    }
+}
+
+/// The limits a type's history keeps each room's mail within (see `Mailroom.retainHistory`).
+@usableFromInline
+struct HistoryLimits: Sendable, Equatable {
+    @usableFromInline let count: Int?
+    @usableFromInline let maxAge: Duration?
+
+    @inlinable
+    init(count: Int?, maxAge: Duration?) {
+        self.count = count
+        self.maxAge = maxAge
+    }
+}

@@ -1,0 +1,380 @@
+import Synchronization
+
+// History rides the table: each room's history lives in the room's shard (see ``RoomHistories``),
+// and subscriptions with positions are filed with the room's other subscriptions (a room's
+// `SubscriberList._positioned`) or with those that hear several rooms. So a history post takes
+// the locks and lanes any post to its room takes, and nothing more.
+extension RouteTable {
+    /// Positions' room digest for a subscription that hears several rooms: its positions are the
+    /// type's stamps, not one room's numbers.
+    @inlinable static var severalRooms: UInt32 { .max }
+
+    // MARK: Keeping
+
+    /// Makes every room keep history within `limits`, or changes the limits; returns what they
+    /// dropped, to release once no lock is held.
+    @usableFromInline
+    func keepHistory(_ limits: HistoryLimits, epoch: UInt64) -> [RoomHistory<M>.Entry] {
+        let stream = RoomDigest.fnv1a(String(reflecting: M.self))
+        return withAllShards { () -> [RoomHistory<M>.Entry] in
+            guard !isRetired else { return [] }
+            if _historyLimits == nil {
+                _historyEpoch = epoch
+                _stream = stream
+            }
+            _historyLimits = limits
+            var dropped: [RoomHistory<M>.Entry] = []
+            let now = ContinuousClock.now
+            for shard in _shards {
+                if shard._histories == nil { shard._histories = RoomHistories() }
+                for history in shard._histories!.all { dropped += history.trim(to: limits, now: now) }
+            }
+            return dropped
+        }
+    }
+
+    /// Whether the type keeps history, and its limits.
+    @usableFromInline
+    var historyLimits: HistoryLimits? { withAllShards { _historyLimits } }
+
+    /// Makes a relay take every post of the type (`route`), or stops it (nil). Stopping starts a
+    /// new epoch of this mailroom's own in every room, dropping what is kept: the relay's
+    /// positions go on without this mailroom, so its own must not look like theirs.
+    @usableFromInline
+    func route(through route: (@Sendable ([PostedMail]) -> Bool)?, epoch: UInt64) -> [RoomHistory<M>.Entry] {
+        withAllShards { () -> [RoomHistory<M>.Entry] in
+            guard !isRetired else { return [] }
+            let wasRouted = _relayRoute != nil
+            _relayRoute = route
+            guard wasRouted, route == nil else { return [] }
+            _historyEpoch = epoch
+            var dropped: [RoomHistory<M>.Entry] = []
+            for shard in _shards {
+                for history in shard._histories?.all ?? [] {
+                    history._epoch = epoch
+                    dropped += history.takeAll()
+                }
+            }
+            return dropped
+        }
+    }
+
+    // MARK: Posting
+
+    /// The room's subscriptions with positions, and the lists of those to several rooms that
+    /// hear `sender`; call holding the room's shard lock, with `room` the room the post verified.
+    @inlinable
+    func capturePositioned<S: Sendable>(
+        from sender: S?,
+        room: SubscriberList<M>?,
+        into positioned: inout PositionedRecipients<M>
+    ) {
+        if let list = room?._positioned {
+            positioned._room = unsafeDowncast(list, to: SubscriberList<Positioned<M>>.self)._entries
+        }
+        if _positionedEveryone.count > 0 { positioned._everyone = _positionedEveryone._entries }
+        if let sender, !_positionedBySenderType.isEmpty {
+            positioned._bySenderType = _positionedBySenderType.values.compactMap { list in
+                list.isSenderType(of: sender) ? list.positionedEnvelopes(of: M.self, from: sender as any Sendable) : nil
+            }
+        }
+    }
+
+    /// The room list a post to `lookup` finds in `shard`, whose lock the caller holds, unchecked.
+    @inlinable
+    func roomList(_ lookup: SenderKey.RoomLookup, key: SenderKey, in shard: RouteShard<M>) -> SubscriberList<M>? {
+        switch lookup {
+        case .none: return nil
+        case .object(let id): return shard._byObject[id]?._subscribers
+        case .value(let digest):
+            switch shard._byValue.candidate(for: digest, key: key) {
+            case .none: return nil
+            case .unverified(let entry): return entry._value
+            case .verified(let found): return found
+            }
+        }
+    }
+
+    /// Appends a post's mail to its room's history (made with `digest`, if it has none yet);
+    /// call holding the room's shard lock and the post's lanes. Nil when the room has no history
+    /// and no `digest` was given: work it out with no lock held and try again.
+    @inlinable
+    func record(
+        _ mails: [M],
+        key: SenderKey,
+        found: RoomHistory<M>?,
+        digest: UInt32?,
+        in shard: RouteShard<M>
+    ) -> HistoryRecord<M>? {
+        guard let histories = shard._histories, let limits = _historyLimits else { return HistoryRecord() }
+        var history = found.flatMap { histories.holds($0, at: key) ? $0 : nil } ?? histories.exact(key)
+        var record = HistoryRecord<M>()
+        if history == nil {
+            guard let digest else { return nil }
+            let made = histories.make(at: key, epoch: _historyEpoch, room: digest)
+            history = made.0
+            record._dropped = made.1
+        }
+        let room = history!
+        let firstStamp = _stamps.wrappingAdd(UInt64(mails.count), ordering: .relaxed).oldValue &+ 1
+        let (first, dropped) = room.append(mails, firstStamp: firstStamp, limits: limits, now: .now)
+        record._dropped += dropped
+        record._roomPosition = MailPosition(epoch: room._epoch, stream: _stream, room: room._room, sequence: first)
+        record._typePosition = MailPosition(
+            epoch: _historyEpoch,
+            stream: _stream,
+            room: Self.severalRooms,
+            sequence: firstStamp
+        )
+        return record
+    }
+
+    // MARK: Subscribing
+
+    /// Files a subscription with positions to one room, in `shard` (whose lock the caller holds,
+    /// and the room's lane), and reads what it replays: the room's kept mail after `position`.
+    /// Makes the room's history with `digest` if it has none.
+    @usableFromInline
+    func resume(
+        _ subscriber: Subscriber<Positioned<M>>,
+        in room: SubscriberList<M>,
+        key: SenderKey,
+        after position: MailPosition?,
+        digest: UInt32,
+        lead: UInt64,
+        shard: RouteShard<M>
+    ) -> Result<RoomResumption<M>, PositionError> {
+        guard let histories = shard._histories, let limits = _historyLimits else {
+            return .failure(.noHistory(String(describing: M.self)))
+        }
+        var resumption = RoomResumption<M>()
+        let history: RoomHistory<M>
+        if let existing = histories.exact(key) {
+            history = existing
+        } else {
+            let made = histories.make(at: key, epoch: _historyEpoch, room: digest)
+            history = made.0
+            resumption._released = made.1
+        }
+        resumption._released += history.trim(to: limits, now: .now)
+        var after = history.newest  // live: nothing kept is replayed
+        if let position {
+            if position == .oldestKept {
+                after = history.firstKept - 1
+            } else if position.epoch != history._epoch {
+                resumption._gap = HistoryGap(code: .otherEpoch, missed: nil)
+            } else if position.stream != _stream {
+                return .failure(.otherMailType)
+            } else if position.room != history._room {
+                return .failure(.otherRoom)
+            } else if position.sequence > history.newest {
+                // Routed through a relay's table, another instance may have read further: wait
+                // for that far, within a bound, so that a forged position cannot silence it.
+                guard _relayRoute != nil, position.sequence - history.newest < lead else {
+                    return .failure(.notYetPosted(position.sequence, newest: history.newest))
+                }
+                resumption._heardThrough = position.sequence
+                after = position.sequence
+            } else {
+                after = position.sequence
+                let first = history.firstKept
+                if after + 1 < first {
+                    resumption._gap = HistoryGap(code: .expired, missed: Int(clamping: first - after - 1))
+                    after = first - 1
+                }
+            }
+        }
+        let (epoch, roomDigest) = (history._epoch, history._room)
+        resumption._replay = history.kept(after: min(after, history.newest)).map { entry in
+            Positioned(
+                mail: entry!._mail,
+                position: MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: entry!._sequence)
+            )
+        }
+        resumption._start = MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: after)
+        let list: SubscriberList<Positioned<M>>
+        if let existing = room._positioned {
+            list = unsafeDowncast(existing, to: SubscriberList<Positioned<M>>.self)
+        } else {
+            list = SubscriberList<Positioned<M>>()
+            room._positioned = list
+        }
+        list.add(subscriber)
+        _count.add(1, ordering: .relaxed)
+        return .success(resumption)
+    }
+
+    /// Files a subscription with positions to several rooms, holding every shard's lock and the
+    /// type's lane, and reads what it replays: every room's kept mail with a stamp after
+    /// `position`'s, in stamp order (the order such a subscription hears posts in), made into
+    /// elements by `element` (nil: a room it does not hear).
+    @usableFromInline
+    func resumeSeveralRooms<Element>(
+        _ subscriber: Subscriber<Positioned<Element>>,
+        into list: () -> SubscriberList<Positioned<Element>>,
+        after position: MailPosition?,
+        element: (M, _ sender: Any?) -> Element?
+    ) -> Result<RoomResumption<Element>, PositionError> {
+        guard let limits = _historyLimits else { return .failure(.noHistory(String(describing: M.self))) }
+        var resumption = RoomResumption<Element>()
+        var after = _stamps.load(ordering: .relaxed)  // live
+        if let position {
+            if position == .oldestKept {
+                after = 0
+            } else if position.epoch != _historyEpoch {
+                resumption._gap = HistoryGap(code: .otherEpoch, missed: nil)
+            } else if position.stream != _stream {
+                return .failure(.otherMailType)
+            } else if position.room != Self.severalRooms {
+                return .failure(.severalRooms)
+            } else if position.sequence > after {
+                return .failure(.notYetPosted(position.sequence, newest: after))
+            } else {
+                after = position.sequence
+            }
+        }
+        var kept: [(stamp: UInt64, mail: M, sender: Any?)] = []
+        let now = ContinuousClock.now
+        for shard in _shards {
+            for (history, sender) in shard._histories?.allWithSenders ?? [] {
+                resumption._released += history.trim(to: limits, now: now)
+                for entry in history.kept(after: 0) where entry!._stamp > after {
+                    kept.append((entry!._stamp, entry!._mail, sender))
+                }
+            }
+        }
+        // Every stamp after `after` is one mail of one room: those no room keeps were dropped.
+        let missed = _stamps.load(ordering: .relaxed) - after - UInt64(kept.count)
+        if missed > 0, position != nil, position != .oldestKept, resumption._gap == nil {
+            resumption._gap = HistoryGap(code: .expired, missed: Int(clamping: missed))
+        }
+        kept.sort { $0.stamp < $1.stamp }
+        let stream = _stream
+        let epoch = _historyEpoch
+        func typePosition(_ stamp: UInt64) -> MailPosition {
+            MailPosition(epoch: epoch, stream: stream, room: Self.severalRooms, sequence: stamp)
+        }
+        resumption._replay = kept.compactMap { entry in
+            element(entry.mail, entry.sender).map { Positioned(mail: $0, position: typePosition(entry.stamp)) }
+        }
+        resumption._start = typePosition(position == .oldestKept ? (kept.first.map { $0.stamp - 1 } ?? after) : after)
+        list().add(subscriber)
+        _count.add(1, ordering: .relaxed)
+        return .success(resumption)
+    }
+
+    /// The list of `fromAny:` subscriptions with positions for sender type `S`, made if need be;
+    /// call holding every shard's lock.
+    @usableFromInline
+    func positionedList<S: Sendable>(fromAny senderType: S.Type) -> SubscriberList<Positioned<Envelope<M, S>>> {
+        let key = ObjectIdentifier(S.self)
+        if let existing = _positionedBySenderType[key] {
+            return unsafeDowncast(existing, to: SubscriberList<Positioned<Envelope<M, S>>>.self)
+        }
+        let list = SubscriberList<Positioned<Envelope<M, S>>>()
+        _positionedBySenderType[key] = list
+        return list
+    }
+
+    /// Takes a subscription with positions out; nil when it is no longer filed.
+    @usableFromInline
+    func removePositioned<Element>(_ subscriber: Subscriber<Element>, at place: TableRoute) -> (any Finishable)? {
+        let removed: (any Finishable)?
+        switch place {
+        case .everyone:
+            guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
+            removed = withAllShards { _positionedEveryone.remove(typed) }
+        case .senderType(let key):
+            removed = withAllShards { () -> (any Finishable)? in
+                guard let list = _positionedBySenderType[key] else { return nil }
+                let removed = list.removeErased(subscriber)
+                if list.count == 0 { _positionedBySenderType[key] = nil }
+                return removed
+            }
+        case .object(let key):
+            guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
+            removed = withShard(Self.shardIndex(.object(key))) { shard in
+                shard.withLock { () -> (any Finishable)? in
+                    guard let route = shard._byObject[key], let list = route._subscribers._positioned else { return nil }
+                    let removed = unsafeDowncast(list, to: SubscriberList<Positioned<M>>.self).remove(typed)
+                    if route._subscribers.isEmpty {
+                        shard._byObject.remove(key)
+                        _objectRoutes.subtract(1, ordering: .relaxed)
+                        withSweepList {
+                            if _sweepList[key] === route { _sweepList.remove(key) }
+                        }
+                    }
+                    return removed
+                }
+            }
+        case .value(let key):
+            guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
+            removed = withShard(Self.shardIndex(.value(SenderDigest(key)))) { shard in
+                shard.withLock { () -> (any Finishable)? in
+                    guard let room = shard._byValue[key], let list = room._positioned else { return nil }
+                    let removed = unsafeDowncast(list, to: SubscriberList<Positioned<M>>.self).remove(typed)
+                    if room.isEmpty { shard._byValue[key] = nil }
+                    return removed
+                }
+            }
+        }
+        if removed != nil { _count.subtract(1, ordering: .relaxed) }
+        return removed
+    }
+
+    // MARK: A relay's positions
+
+    /// Readies the room at `key` for `count` mails whose numbers a relay's table gave (see
+    /// ``RoomHistory/prepare(epoch:first:count:)``), made with `digest` if it has no history;
+    /// call holding its shard's lock and the post's lanes. Returns how many to skip (nil: the
+    /// type keeps no history) and what it dropped.
+    @usableFromInline
+    func prepare(
+        key: SenderKey,
+        epoch: UInt64,
+        first: UInt64,
+        count: Int,
+        digest: UInt32,
+        in shard: RouteShard<M>
+    ) -> (skip: Int, dropped: [RoomHistory<M>.Entry])? {
+        guard let histories = shard._histories, _historyLimits != nil else { return nil }
+        var dropped: [RoomHistory<M>.Entry] = []
+        let history: RoomHistory<M>
+        if let existing = histories.exact(key) {
+            history = existing
+        } else {
+            let made = histories.make(at: key, epoch: epoch, room: digest)
+            history = made.0
+            dropped = made.1
+        }
+        let prepared = history.prepare(epoch: epoch, first: first, count: count)
+        return (prepared.skip, dropped + prepared.dropped)
+    }
+}
+
+/// What a history post recorded: its mail's first positions, and what it dropped.
+@usableFromInline
+struct HistoryRecord<M: Mail> {
+    /// The first mail's position in its room; nil when the type keeps no history (closed).
+    @usableFromInline var _roomPosition: MailPosition?
+    /// The first mail's position in the type (its stamp), for subscriptions to several rooms.
+    @usableFromInline var _typePosition: MailPosition?
+    /// Mail the limits dropped, released once no lock is held: a mail's deinit is user code.
+    @usableFromInline var _dropped: [RoomHistory<M>.Entry] = []
+
+    @inlinable init() {}
+}
+
+/// What a subscription with positions starts with.
+@usableFromInline
+struct RoomResumption<Element: Sendable>: Sendable {
+    @usableFromInline var _gap: HistoryGap?
+    @usableFromInline var _replay: [Positioned<Element>] = []
+    @usableFromInline var _start: MailPosition?
+    /// A position ahead of what this mailroom has read from a relay's table: live mail up to it
+    /// is not yielded again.
+    @usableFromInline var _heardThrough: UInt64 = 0
+    @usableFromInline var _released: [any Sendable] = []
+
+    @inlinable init() {}
+}
