@@ -11,9 +11,11 @@ import Testing
 // - racing: posters and resumers at once; every resumed stream must be the history's order after
 //   its position (or its gap), filtered by its sender, each mail once.
 
-/// One mail in the model's log: its sequence number, its id and the room it was posted from.
+/// One mail in the model's log: its number in its room and in the type (its stamp), its id and
+/// its room (nil: posted with no sender).
 private struct Logged: Equatable {
     let sequence: UInt64
+    let stamp: UInt64
     let id: Int
     let room: String?
 }
@@ -22,7 +24,8 @@ private enum Rooms {
     static let all = ["r1", "r2", "r3"]
 }
 
-/// A resumed subscription in the model: its stream, its pin and filter, and what it must yield.
+/// A resumed subscription in the model: its stream, its room (nil: every room, with the type's
+/// positions) and filter, and what it must yield.
 private final class ModelResume {
     let stream: AsyncStream<Positioned<Ping>>
     let room: String?
@@ -36,9 +39,12 @@ private final class ModelResume {
     func hears(_ mail: Logged) -> Bool {
         (room == nil || mail.room == room) && (!evenOnly || mail.id.isMultiple(of: 2))
     }
+
+    /// The number it sees a mail by: the room's, or the type's stamp.
+    func number(_ mail: Logged) -> UInt64 { room == nil ? mail.stamp : mail.sequence }
 }
 
-@Suite("History against a model: resumes, gaps and refusals predicted exactly", .tags(.model))
+@Suite("History against a model: resumes, gaps and refusals predicted exactly, room by room", .tags(.model))
 struct HistoryModelTests {
     @Test("one operation at a time, every outcome predicted", arguments: modelSeeds)
     func sequential(seed: UInt64) async throws {
@@ -49,8 +55,8 @@ struct HistoryModelTests {
         await mailroom.retainHistory(Pong.self, count: 4)
         let other = Mailroom()
         await other.retainHistory(Ping.self, count: 4)
-        let otherEpoch = try await other.subscribe(to: Ping.self, after: nil)
-        await other.post(Ping(id: 0))
+        let otherEpoch = try await other.subscribe(to: Ping.self, from: .only(RoomID("r1")), after: nil)
+        await other.post(Ping(id: 0), from: RoomID("r1"))
         let foreign = try await otherEpoch.mail.first(1)[0].position
         let pongs = try await mailroom.subscribe(to: Pong.self, after: nil)
         await mailroom.post(Pong(id: 0))
@@ -58,21 +64,30 @@ struct HistoryModelTests {
 
         let plain = await mailroom.subscribe(to: Ping.self)  // an ordinary subscription beside them
         var plainExpected = 0
-        var log: [Logged] = []
-        var keptFrom = 0  // the index in `log` of the oldest kept mail: limits only ever drop the oldest
-        func trim() { keptFrom = max(keptFrom, log.count - limit) }
+        // Per room (nil: no sender): its log, and the index in it of the oldest kept mail.
+        var logs: [String?: [Logged]] = [:]
+        var keptFrom: [String?: Int] = [:]
+        var stamps: UInt64 = 0
+        func trim() {
+            for (room, log) in logs { keptFrom[room] = max(keptFrom[room] ?? 0, log.count - limit) }
+        }
+        func kept(_ room: String?) -> ArraySlice<Logged> { (logs[room] ?? [])[(keptFrom[room] ?? 0)...] }
+        var allKept: [Logged] { logs.keys.flatMap { kept($0) }.sorted { $0.stamp < $1.stamp } }
         var resumes: [ModelResume] = []
         var nextID = 1
         let replay = "replay: ASYNCMAIL_MODEL_SEED=\(seed) swift test --filter Model"
-
-        func position(_ sequence: UInt64) -> MailPosition {
-            MailPosition(epoch: pong.epoch, stream: RoomDigest.fnv1a(String(reflecting: Ping.self)), room: .max, sequence: sequence)
+        let stream = RoomDigest.fnv1a(String(reflecting: Ping.self))
+        func position(_ sequence: UInt64, in room: String?) -> MailPosition {
+            MailPosition(
+                epoch: pong.epoch,
+                stream: stream,
+                room: room.map { RoomDigest.of(SenderKey(RoomID($0))) } ?? .max,
+                sequence: sequence
+            )
         }
 
         for step in 0..<(operationsPerSeed / 4) {
             let roll = Int.random(in: 0..<100, using: &random)
-            let kept = log[keptFrom...]
-            let newest = UInt64(log.count)
             switch roll {
             case 0..<45:
                 let count = Int.random(in: 1...3, using: &random)
@@ -89,9 +104,15 @@ struct HistoryModelTests {
                 }
                 var delivered = count
                 plainExpected += count
-                for (offset, id) in ids.enumerated() {
-                    let logged = Logged(sequence: newest + UInt64(offset) + 1, id: id, room: room)
-                    log.append(logged)
+                for id in ids {
+                    stamps += 1
+                    let logged = Logged(
+                        sequence: UInt64((logs[room] ?? []).count + 1),
+                        stamp: stamps,
+                        id: id,
+                        room: room
+                    )
+                    logs[room, default: []].append(logged)
                     for resume in resumes where resume.hears(logged) {
                         resume.expected.append(logged)
                         delivered += 1
@@ -100,41 +121,53 @@ struct HistoryModelTests {
                 trim()
                 #expect(receipt == Receipt(delivered: delivered), "step \(step): post; \(replay)")
             case 45..<75:
+                // nil: every room, with the type's positions.
                 let room = Bool.random(using: &random) ? nil : Rooms.all.randomElement(using: &random)!
                 let evenOnly = Int.random(in: 0..<4, using: &random) == 0
                 var senders = Senders.everyone
                 if let room { senders = .only(RoomID(room)) }
                 var filter: (@Sendable (Ping) -> Bool)?
                 if evenOnly { filter = { $0.id.isMultiple(of: 2) } }
-                let choice = Int.random(in: 0..<10, using: &random)
+                let resume = ModelResume(stream: AsyncStream { nil }, room: room, evenOnly: evenOnly, expected: [])
+                let newest = room == nil ? stamps : UInt64((logs[room] ?? []).count)
+                let keptHere = room == nil ? allKept : Array(kept(room))
+                let choice = Int.random(in: 0..<11, using: &random)
                 var after: MailPosition?
                 var expectedGap: HistoryGap?
                 var expectedError: PositionError?
-                var from: UInt64 = newest  // replay what is after this sequence number
+                var from: UInt64 = newest  // replay what is after this number
                 switch choice {
                 case 0..<2:
                     after = nil
-                case 2..<6 where newest > 0:
-                    let sequence = UInt64.random(in: 1...newest, using: &random)
-                    after = position(sequence)
+                case 2..<6:
+                    let sequence = UInt64.random(in: 0...newest, using: &random)
+                    after = position(sequence, in: room)
                     from = sequence
-                    let firstKept = kept.first?.sequence ?? newest + 1
-                    if sequence + 1 < firstKept {
-                        expectedGap = HistoryGap(code: .expired, missed: Int(firstKept - sequence - 1))
-                        from = firstKept - 1
+                    let later = keptHere.filter { resume.number($0) > sequence }.count
+                    let missed = Int(newest - sequence) - later
+                    if missed > 0 {
+                        expectedGap = HistoryGap(code: .expired, missed: missed)
+                        if room != nil { from = newest - UInt64(later) }
                     }
                 case 6:
                     after = foreign
                     expectedGap = HistoryGap(code: .otherEpoch, missed: nil)
+                    if room == nil { expectedError = .severalRooms }
                 case 7:
                     let sequence = newest + UInt64.random(in: 1...1_000, using: &random)
-                    after = position(sequence)
+                    after = position(sequence, in: room)
                     expectedError = .notYetPosted(sequence, newest: newest)
                 case 8:
                     after = pong
                     expectedError = .otherMailType
+                case 9:
+                    // Another room's position, or a room's given to a subscription to every room.
+                    let elsewhere = Rooms.all.filter { $0 != room }.randomElement(using: &random)!
+                    after = position(0, in: elsewhere)
+                    expectedError = room == nil ? .severalRooms : .otherRoom
                 default:
-                    after = newest > 0 ? position(newest) : nil  // the newest: nothing to replay
+                    after = .oldestKept
+                    from = 0
                 }
                 do {
                     let resumed = try await mailroom.subscribe(
@@ -145,9 +178,12 @@ struct HistoryModelTests {
                     )
                     #expect(expectedError == nil, "step \(step): resume should have thrown; \(replay)")
                     #expect(resumed.gap == expectedGap, "step \(step): gap; \(replay)")
-                    let resume = ModelResume(stream: resumed.mail, room: room, evenOnly: evenOnly, expected: [])
-                    resume.expected = kept.filter { $0.sequence > from && resume.hears($0) }
-                    resumes.append(resume)
+                    let start: UInt64 =
+                        after == .oldestKept ? (keptHere.first.map { resume.number($0) - 1 } ?? newest) : from
+                    #expect(resumed.start == position(start, in: room), "step \(step): start; \(replay)")
+                    let filed = ModelResume(stream: resumed.mail, room: room, evenOnly: evenOnly, expected: [])
+                    filed.expected = keptHere.filter { filed.number($0) > from && filed.hears($0) }
+                    resumes.append(filed)
                 } catch {
                     #expect(error == expectedError, "step \(step): resume refused; \(replay)")
                 }
@@ -175,9 +211,9 @@ struct HistoryModelTests {
         for (index, resume) in resumes.enumerated() {
             let got = try await resume.stream.collect()
             #expect(
-                got.map { Logged(sequence: $0.position.sequence, id: $0.mail.id, room: nil) }
-                    == resume.expected.map { Logged(sequence: $0.sequence, id: $0.id, room: nil) },
-                "resume \(index): what it holds; \(replay)"
+                got.map { [$0.position.sequence, UInt64($0.mail.id)] }
+                    == resume.expected.map { [resume.number($0), UInt64($0.id)] },
+                "resume \(index) (room \(resume.room ?? "every")): what it holds; \(replay)"
             )
         }
         #expect(try await plain.collect().count == plainExpected, "the ordinary subscription heard every post")
@@ -205,9 +241,12 @@ struct HistoryModelTests {
         }
         let rooms = Dictionary(uniqueKeysWithValues: posts.joined().map { ($0.id, $0.room) })
         let plans = (0..<resumers).map { _ in
-            (
-                delay: Int.random(in: 0...perPoster, using: &random),
-                room: Bool.random(using: &random) ? nil : Rooms.all.randomElement(using: &random)!,
+            let room = Bool.random(using: &random) ? nil : Rooms.all.randomElement(using: &random)!
+            // A room's probe waits for no more mail than the room is sent.
+            let sent = posts.joined().count { room == nil || $0.room == room }
+            return (
+                delay: Int.random(in: 0...sent, using: &random),
+                room: room,
                 live: Int.random(in: 0..<4, using: &random) == 0,
                 back: UInt64.random(in: 0...UInt64(limit * 2), using: &random)
             )
@@ -234,7 +273,11 @@ struct HistoryModelTests {
             for (index, plan) in plans.enumerated() {
                 group.addTask {
                     // Learn a recent position while the posters go on, then resume from it or before it.
-                    let probe = try await mailroom.subscribe(to: Ping.self, after: nil)
+                    let probe = try await mailroom.subscribe(
+                        to: Ping.self,
+                        from: plan.room.map { .only(RoomID($0)) } ?? .everyone,
+                        after: nil
+                    )
                     probing.withLock { $0 += 1 }
                     let seen = try await probe.mail.first(plan.delay).last?.position
                     let after =
@@ -245,7 +288,7 @@ struct HistoryModelTests {
                                 epoch: $0.epoch,
                                 stream: $0.stream,
                                 room: $0.room,
-                                sequence: $0.sequence - min(plan.back, $0.sequence - 1)
+                                sequence: $0.sequence - min(plan.back, $0.sequence)
                             )
                         }
                     var senders = Senders.everyone
@@ -279,29 +322,44 @@ struct HistoryModelTests {
         for result in results {
             let plan = plans[result.index]
             let hears = { (mail: Positioned<Ping>) in plan.room == nil || rooms[mail.mail.id] == plan.room }
+            // What this resumer numbers mail by: the type's stamps, or the room's own numbers, which
+            // follow the witness's order within the room.
+            let numbered: [(number: UInt64, id: Int)] =
+                plan.room == nil
+                ? order.map { ($0.position.sequence, $0.mail.id) }
+                : order.filter(hears).enumerated().map { (UInt64($0.offset + 1), $0.element.mail.id) }
             let got = result.got.map(\.position.sequence)
             if let after = result.after {
                 #expect(
                     result.gap == nil || result.gap?.code == .expired,
                     "resumer \(result.index): only an expired gap"
                 )
-                let skipped = UInt64(result.gap?.missed ?? 0)
-                let expected = order.filter { $0.position.sequence > after + skipped && hears($0) }
-                #expect(
-                    got == expected.map(\.position.sequence),
-                    "resumer \(result.index) after \(after), seed \(seed)"
-                )
+                let skipped = result.gap?.missed ?? 0
+                let later = numbered.filter { $0.number > after }.map(\.number)
+                if plan.room != nil {
+                    // A room drops its oldest: the gap is the front of what came after.
+                    #expect(
+                        got == Array(later.dropFirst(skipped)),
+                        "resumer \(result.index) after \(after), seed \(seed)"
+                    )
+                } else {
+                    // Rooms drop each by their own limits: what it got and what it missed are all that came after.
+                    #expect(
+                        got.count + skipped == later.count && got == got.sorted() && Set(got).isSubset(of: later),
+                        "resumer \(result.index) after \(after), seed \(seed)"
+                    )
+                }
             } else {
                 #expect(result.gap == nil)
-                let expected = order.filter(hears).map(\.position.sequence)
+                let expected = numbered.map(\.number)
                 #expect(
                     got.isEmpty || Array(expected.drop { $0 < got[0] }) == got,
                     "live resumer \(result.index): a contiguous tail of the order, seed \(seed)"
                 )
             }
             #expect(
-                result.got.map(\.mail.id) == result.got.map { order[Int($0.position.sequence) - 1].mail.id },
-                "resumer \(result.index): ids agree with the witness's positions"
+                result.got.map(\.mail.id) == result.got.map { numbered[Int($0.position.sequence) - 1].id },
+                "resumer \(result.index): ids agree with the witness's order"
             )
         }
     }

@@ -88,7 +88,12 @@ struct HistoryTests {
         await #expect(throws: PositionError.otherMailType) {
             _ = try await mailroom.subscribe(to: Ping.self, after: pong)
         }
-        let forged = MailPosition(epoch: pong.epoch, stream: RoomDigest.fnv1a(String(reflecting: Ping.self)), room: .max, sequence: 99)
+        let forged = MailPosition(
+            epoch: pong.epoch,
+            stream: RoomDigest.fnv1a(String(reflecting: Ping.self)),
+            room: .max,
+            sequence: 99
+        )
         await #expect(throws: PositionError.notYetPosted(99, newest: 0)) {
             _ = try await mailroom.subscribe(to: Ping.self, after: forged)
         }

@@ -130,7 +130,9 @@ struct PositionFuzzTests {
             }
         }
         #expect(
-            Set(outcomes.keys) == ["resumed", "expired", "otherEpoch", "otherMailType", "severalRooms", "notYetPosted"],
+            Set(outcomes.keys) == [
+                "resumed", "expired", "otherEpoch", "otherMailType", "severalRooms", "notYetPosted",
+            ],
             "\(outcomes)"
         )
         #expect(

@@ -27,7 +27,12 @@ struct PositionedRecipients<M: Mail> {
                 room: first.room,
                 sequence: first.sequence &+ offset
             )
-            Recipients<M, Never>.yield(Positioned(mail: mail, position: position), to: _room, context: context, into: &receipt)
+            Recipients<M, Never>.yield(
+                Positioned(mail: mail, position: position),
+                to: _room,
+                context: context,
+                into: &receipt
+            )
         }
         guard _everyone != nil || _bySenderType != nil, let first = record._typePosition else { return }
         let position = MailPosition(
@@ -37,7 +42,12 @@ struct PositionedRecipients<M: Mail> {
             sequence: first.sequence &+ offset
         )
         if let _everyone {
-            Recipients<M, Never>.yield(Positioned(mail: mail, position: position), to: _everyone, context: context, into: &receipt)
+            Recipients<M, Never>.yield(
+                Positioned(mail: mail, position: position),
+                to: _everyone,
+                context: context,
+                into: &receipt
+            )
         }
         for delivery in _bySenderType ?? [] { delivery._deliver(mail, position, context, &receipt) }
     }

@@ -43,7 +43,8 @@ extension Switchboard {
     func postUnkept<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
         deliverInOrder(M.self, from: sender, key: key, recording: mails.last, mails: mails.count) {
             mails.count == 1
-                ? $0.deliver(mails[0], from: sender, context: $1) : $0.deliver(contentsOf: mails, from: sender, context: $1)
+                ? $0.deliver(mails[0], from: sender, context: $1)
+                : $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }
 
@@ -248,7 +249,9 @@ extension Switchboard {
         }
         let key = sender.map { SenderKey(classifying: $0) } ?? .none
         guard let table = openTable(for: M.self) else { return Receipt() }
-        if table.historyLimits == nil { keepHistory(M.self, table: table, limits: HistoryLimits(count: 0, maxAge: nil)) }
+        if table.historyLimits == nil {
+            keepHistory(M.self, table: table, limits: HistoryLimits(count: 0, maxAge: nil))
+        }
         let context = _instrumentation?.currentContext()
         let delivered = deliverKeepingHistory(
             table,
@@ -270,7 +273,9 @@ extension Switchboard {
     /// type that keeps no history gets one that keeps nothing, so that its mail has positions.
     func route<M: Mail>(_ type: M.Type, through route: (@Sendable ([PostedMail]) -> Bool)?) {
         guard let table = openTable(for: M.self) else { return }
-        if table.historyLimits == nil { keepHistory(M.self, table: table, limits: HistoryLimits(count: 0, maxAge: nil)) }
+        if table.historyLimits == nil {
+            keepHistory(M.self, table: table, limits: HistoryLimits(count: 0, maxAge: nil))
+        }
         let dropped = table.route(through: route, epoch: UInt64.random(in: 1...UInt64.max))
         _ = dropped  // released here, holding nothing
     }
@@ -445,7 +450,9 @@ extension Switchboard {
         let endSignal = buffering.endSignal
         continuation.onTermination = { [weak self] _ in
             endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
-            if let self, let table = self.existingTable(for: M.self), table.removePositioned(subscriber, at: place) != nil {
+            if let self, let table = self.existingTable(for: M.self),
+                table.removePositioned(subscriber, at: place) != nil
+            {
                 demand.changed(ObjectIdentifier(M.self))
             }
             instrumentation?.subscriptionEnded(M.self)

@@ -295,7 +295,9 @@ extension RouteTable {
             guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
             removed = withShard(Self.shardIndex(.object(key))) { shard in
                 shard.withLock { () -> (any Finishable)? in
-                    guard let route = shard._byObject[key], let list = route._subscribers._positioned else { return nil }
+                    guard let route = shard._byObject[key], let list = route._subscribers._positioned else {
+                        return nil
+                    }
                     let removed = unsafeDowncast(list, to: SubscriberList<Positioned<M>>.self).remove(typed)
                     if route._subscribers.isEmpty {
                         shard._byObject.remove(key)

@@ -116,7 +116,8 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline let _positionedEveryone = SubscriberList<Positioned<M>>()
     /// Subscriptions with positions to every sender of one type (`fromAny:`), whose elements are
     /// `Positioned<Envelope<M, S>>`, by `S`'s identity.
-    @usableFromInline @exclusivity(unchecked) var _positionedBySenderType: [ObjectIdentifier: any AnySubscriberList] = [:]
+    @usableFromInline @exclusivity(unchecked) var _positionedBySenderType: [ObjectIdentifier: any AnySubscriberList] =
+        [:]
     /// The type's count of kept mail across rooms: each mail's stamp, the position a subscription
     /// that hears several rooms sees. Taken holding the post's lanes and shard lock, so that two
     /// posts such a subscription hears are stamped in the order it hears them. One atomic word

@@ -138,7 +138,9 @@ final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sen
         let entries = self._entries
         let maker = Element.self as? any ErasedPositionedEnvelope.Type
         return PositionedDelivery { mail, position, context, receipt in
-            guard let positioned = maker?.init(mail: mail, sender: sender, position: position) as? Element else { return }
+            guard let positioned = maker?.init(mail: mail, sender: sender, position: position) as? Element else {
+                return
+            }
             Recipients<M, Never>.yield(positioned, to: entries, context: context, into: &receipt)
         }
     }

@@ -1,0 +1,102 @@
+import AsyncMailTesting
+import Testing
+
+@testable import AsyncMail
+
+@Suite("History per room: each room its own sequence, limits and resets")
+struct RoomHistoryTests {
+    @Test("a busy room never pushes a quiet room's mail out, and a reset counts only the room's own loss")
+    func roomsKeepTheirOwn() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 3)
+        let (quiet, busy) = (RoomID("quiet"), RoomID("busy"))
+        let listener = try await mailroom.subscribe(to: Ping.self, from: .only(quiet), after: nil)
+        await mailroom.post(Ping(id: 1), from: quiet)
+        let seen = try await listener.mail.first(1)[0].position
+        for id in 100..<200 { await mailroom.post(Ping(id: id), from: busy) }
+        await mailroom.post(Ping(id: 2), from: quiet)
+        let back = try await mailroom.subscribe(to: Ping.self, from: .only(quiet), after: seen)
+        #expect(back.gap == nil, "the busy room's hundred mails are not the quiet room's loss")
+        #expect(try await back.mail.first(1).map(\.mail.id) == [2])
+        for id in 3...6 { await mailroom.post(Ping(id: id), from: quiet) }
+        let late = try await mailroom.subscribe(to: Ping.self, from: .only(quiet), after: seen)
+        #expect(late.gap == HistoryGap(code: .expired, missed: 2), "mails 2 and 3 of the room, exactly")
+        #expect(try await late.mail.first(3).map(\.mail.id) == [4, 5, 6])
+    }
+
+    @Test("a client that heard nothing still has a position, and comes back to what was posted meanwhile")
+    func startInAQuietRoom() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        let room = RoomID("empty")
+        let first = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        let start = try #require(first.start)
+        #expect(start.sequence == 0, "nothing was posted to the room")
+        #expect(MailPosition(start.description) == start, "it travels as a string")
+        await mailroom.post(Ping(id: 1), from: room)
+        let back = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: start)
+        #expect(back.gap == nil)
+        #expect(try await back.mail.first(1).map(\.mail.id) == [1])
+        #expect(back.start == start)
+        withExtendedLifetime(first) {}
+    }
+
+    @Test("after: .oldestKept starts with everything the room keeps, and reports no gap")
+    func oldestKept() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 2)
+        let room = RoomID("r")
+        for id in 1...5 { await mailroom.post(Ping(id: id), from: room) }
+        let joined = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: .oldestKept)
+        #expect(joined.gap == nil)
+        #expect(joined.start?.sequence == 3)
+        #expect(try await joined.mail.first(2).map(\.mail.id) == [4, 5])
+    }
+
+    @Test("the replay is kept apart from a bufferingNewest limit: live mail never evicts kept mail")
+    func replayIsNotDroppedByTheLimit() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        let room = RoomID("r")
+        let probe = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        for id in 1...5 { await mailroom.post(Ping(id: id), from: room) }
+        let first = try await probe.mail.first(1)[0].position
+        let resumed = try await mailroom.subscribe(
+            to: Ping.self,
+            from: .only(room),
+            after: first,
+            bufferingPolicy: .bufferingNewest(1)
+        )
+        #expect(await mailroom.post(Ping(id: 6), from: room) == Receipt(delivered: 2))
+        let seventh = await mailroom.post(Ping(id: 7), from: room)
+        #expect(seventh == Receipt(delivered: 1, dropped: 1), "6, evicted by 7: \(seventh)")
+        #expect(try await resumed.mail.first(5).map(\.mail.id) == [2, 3, 4, 5, 7])
+        #expect(resumed.gap == nil)
+    }
+
+    @Test("a subscription to every room sees the type's positions, in one order, and resumes from them")
+    func severalRooms() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 2)
+        let everyone = try await mailroom.subscribe(to: Ping.self, after: nil)
+        let anyRoom = try await mailroom.subscribe(to: Ping.self, fromAny: RoomID.self, after: nil)
+        for id in 1...6 { await mailroom.post(Ping(id: id), from: RoomID(id.isMultiple(of: 2) ? "a" : "b")) }
+        let heard = try await everyone.mail.first(6)
+        #expect(heard.map(\.position.sequence) == Array(1...6))
+        let enveloped = try await anyRoom.mail.first(6)
+        #expect(enveloped.map(\.position) == heard.map(\.position), "one order, one numbering")
+        #expect(enveloped.map(\.mail.sender) == (1...6).map { RoomID($0.isMultiple(of: 2) ? "a" : "b") })
+        // Each room keeps 2: 3…6 are kept, 1 and 2 of the six after position 0 are gone.
+        let back = try await mailroom.subscribe(to: Ping.self, after: heard[0].position)
+        #expect(back.gap == HistoryGap(code: .expired, missed: 1), "mail 2 of room a")
+        #expect(try await back.mail.first(4).map(\.mail.id) == [3, 4, 5, 6])
+        await #expect(throws: PositionError.severalRooms) {
+            let room = try await mailroom.subscribe(to: Ping.self, from: .only(RoomID("a")), after: nil)
+            _ = try await mailroom.subscribe(to: Ping.self, after: room.start)
+        }
+        await #expect(throws: PositionError.otherRoom) {
+            let room = try await mailroom.subscribe(to: Ping.self, from: .only(RoomID("a")), after: nil)
+            _ = try await mailroom.subscribe(to: Ping.self, from: .only(RoomID("b")), after: room.start)
+        }
+    }
+}
