@@ -358,11 +358,18 @@ async def relay(server):
 
 
 async def resume(server):
-    """?after=: positions with every line, a resume with exactly the missed lines then live ones,
-    and one reset frame, with the exact count, for a position past the history (CHAT_HISTORY=10)."""
+    """?after=: a start position first, positions with every line, a resume with exactly the missed
+    lines then live ones, and one reset frame, with the exact count of the room's own lines, for a
+    position past the history (CHAT_HISTORY=10, kept per room); another room's traffic never resets
+    it; a client that heard nothing comes back to what was posted meanwhile; ?after=oldest."""
 
     async def frame(client):
         return json.loads(await asyncio.wait_for(client.recv(), timeout=30))
+
+    async def start(client):
+        first = await frame(client)
+        assert set(first) == {"start"}, f"the start position first: {first}"
+        return first["start"]
 
     async def said(writer, texts):
         # The writer hears its own lines (plain text): once it has, they are posted.
@@ -372,41 +379,66 @@ async def resume(server):
             assert await asyncio.wait_for(writer.recv(), timeout=30) == text
 
     writer = await connect(server.url("r"))
+    busy = await connect(server.url("busy"))
     reader = await connect(server.url("r") + "?after=")
-    await server.wait_for_subscribers(2, timeout=30)
+    await start(reader)
+    await server.wait_for_subscribers(3, timeout=30)
     await said(writer, [f"l{index}" for index in range(5)])
     first = [await frame(reader) for _ in range(5)]
     assert [line["text"] for line in first] == [f"l{index}" for index in range(5)], first
     sequences = [int(line["position"].rsplit("-", 1)[1]) for line in first]
-    assert sequences == sorted(set(sequences)), f"positions not increasing: {first}"
+    assert sequences == list(range(1, 6)), f"the room's own numbers: {first}"
     await reader.close()
-    await server.wait_for_subscribers(1, timeout=30)
+    await server.wait_for_subscribers(2, timeout=30)
 
     await said(writer, ["m0", "m1", "m2"])  # while the reader is away
+    await said(busy, [f"b{index}" for index in range(30)])  # another room, three times its history
     back = await connect(server.url("r") + "?after=" + first[-1]["position"])
-    await server.wait_for_subscribers(2, timeout=30)
+    assert await start(back) == first[-1]["position"]
+    await server.wait_for_subscribers(3, timeout=30)
     await said(writer, ["live", "end"])
     caught_up = [await frame(back) for _ in range(5)]
     assert [line.get("text") for line in caught_up] == ["m0", "m1", "m2", "live", "end"], caught_up
-    assert "reset" not in caught_up[0], caught_up
     await back.close()
 
-    await said(writer, [f"n{index}" for index in range(12)])  # lines 11 to 22; 13 to 22 are kept
+    # A client that hears nothing in a quiet room, leaves, and comes back with its start.
+    quiet = await connect(server.url("quiet") + "?after=")
+    quiet_start = await start(quiet)
+    assert quiet_start.endswith("-0"), f"nothing posted to the room yet: {quiet_start}"
+    await quiet.close()
+    quiet_writer = await connect(server.url("quiet"))
+    await said(quiet_writer, ["while away"])
+    quiet = await connect(server.url("quiet") + "?after=" + quiet_start)
+    await start(quiet)
+    assert await frame(quiet) == {"position": quiet_start[:-1] + "1", "text": "while away"}
+    oldest = await connect(server.url("quiet") + "?after=oldest")
+    await start(oldest)
+    assert (await frame(oldest))["text"] == "while away", "everything the room keeps"
+    for client in (quiet, quiet_writer, oldest):
+        await client.close()
+
+    await said(writer, [f"n{index}" for index in range(12)])  # the room's lines 11 to 22; 13 to 22 are kept
+    await said(busy, [f"b{index}" for index in range(30, 60)])
     late = await connect(server.url("r") + "?after=" + first[0]["position"])
+    await start(late)
     reset = await frame(late)
-    assert reset == {"reset": {"missed": 11}}, f"expected the exact count of lines 2 to 12: {reset}"
+    assert reset == {"reset": {"missed": 11}}, f"expected the exact count of the room's lines 2 to 12: {reset}"
     kept = [await frame(late) for _ in range(10)]
     assert [line["text"] for line in kept] == [f"n{index}" for index in range(2, 12)], kept
     mangled = await connect(server.url("r") + "?after=not-a-position")
+    await start(mangled)
     assert await frame(mangled) == {"reset": {"missed": None}}
-    await server.wait_for_subscribers(3, timeout=30)
+    await server.wait_for_subscribers(4, timeout=30)
     await said(writer, ["after"])
     assert (await frame(late))["text"] == "after"
     assert (await frame(mangled))["text"] == "after"
-    for client in (writer, late, mangled):
+    for client in (writer, busy, late, mangled):
         await client.close()
     await server.wait_for_subscribers(0, timeout=30)
-    print("resume: 3 missed lines then live, none twice; a reset of 11 past the history; a mangled position reset")
+    print(
+        "resume: 3 missed lines then live, none twice, beside a busier room; a quiet room's start came back to"
+        " its line; a reset of 11, the room's own; a mangled position reset"
+    )
 
 
 async def fleet(server):
@@ -427,6 +459,8 @@ async def fleet(server):
         writers = (await connect(server.url("f"), max_queue=None), await connect(other.url("f"), max_queue=None))
         watcher = await connect(server.url("f") + "?after=")  # the room's order, as every instance has it
         reader = await connect(server.url("f") + "?after=")
+        for client in (watcher, reader):
+            assert set(await frame(client)) == {"start"}
         await server.wait_for_subscribers(4, timeout=30)
         await other.wait_for_subscribers(2, timeout=30)
         for index in range(20):
@@ -435,14 +469,17 @@ async def fleet(server):
         assert [line["text"] for line in read] == [f"read {index}" for index in range(20)], read
         await reader.close()
 
-        # Half on each instance.
+        # Half on each instance, and as many to another room, which numbers its own.
+        others = (await connect(server.url("g"), max_queue=None), await connect(other.url("g"), max_queue=None))
         for index in range(50):
             await writers[index % 2].send(f"away {index}")
+            await others[index % 2].send(f"elsewhere {index}")
         seen = [await frame(watcher) for _ in range(70)][20:]
         assert sorted(line["text"] for line in seen) == sorted(f"away {index}" for index in range(50)), seen
 
         back = await connect(other.url("f") + "?after=" + read[-1]["position"])
-        await other.wait_for_subscribers(3, timeout=30)  # `there`, the writer and `back`
+        assert await frame(back) == {"start": read[-1]["position"]}
+        await other.wait_for_subscribers(4, timeout=30)  # `there`, the writers and `back`
         await writers[0].send("live")
         caught_up = [await frame(back) for _ in range(51)]
         assert "reset" not in caught_up[0], caught_up[0]
@@ -451,12 +488,24 @@ async def fleet(server):
 
         # 71 lines so far; the other instance keeps the newest 60: 10 after the first are gone.
         late = await connect(other.url("f") + "?after=" + read[0]["position"])
-        assert await frame(late) == {"reset": {"missed": 10}}, "the exact count of lines 2 to 11"
+        assert set(await frame(late)) == {"start"}
+        assert await frame(late) == {"reset": {"missed": 10}}, "the exact count of the room's lines 2 to 11"
         kept = [await frame(late) for _ in range(60)]
         assert kept[-51:] == caught_up, "then what is kept, ending with the same lines"
-        for client in (here, there, watcher, back, late, *writers):
+        # The other room kept its own 50 lines, numbered 1 to 50 on both instances.
+        for instance in (server, other):
+            elsewhere = await connect(instance.url("g") + "?after=oldest")
+            assert set(await frame(elsewhere)) == {"start"}
+            lines = [await frame(elsewhere) for _ in range(50)]
+            assert sorted(line["text"] for line in lines) == sorted(f"elsewhere {index}" for index in range(50))
+            assert [int(line["position"].rsplit("-", 1)[1]) for line in lines] == list(range(1, 51)), lines
+            await elsewhere.close()
+        for client in (here, there, watcher, back, late, *writers, *others):
             await client.close()
-        print("fleet: 50 lines missed on one instance, resumed on the other exactly, then live; a reset of 10")
+        print(
+            "fleet: 50 lines missed on one instance, resumed on the other exactly, then live; a reset of 10,"
+            " the room's own; another room numbered 1 to 50 on both"
+        )
     finally:
         other.stop()
 

@@ -28,12 +28,14 @@ func serveConnection(
     try await finish(end, channel: channel, outbound: outbound)
 }
 
-/// Serves a connection that asked for positions (`?after=POSITION`, or `?after=` to start live):
-/// the lines it missed, then live lines, each sent as `{"position": …, "text": …}`.
+/// Serves a connection that asked for positions (`?after=POSITION`, `?after=` to start live, or
+/// `?after=oldest` for every line the room keeps): first `{"start": POSITION}`, the position its
+/// lines follow (so a client that hears nothing still has one to come back with), then the lines
+/// it missed, then live lines, each sent as `{"position": …, "text": …}`.
 ///
-/// A position the history cannot resume from (too old, from another instance or a restart,
-/// forged or mangled) gets one `{"reset": {"missed": N}}` frame first (`N` null when unknown);
-/// then the connection goes on live, with positions.
+/// A position the history cannot resume from (too old, from a restart, forged or mangled) gets one
+/// `{"reset": {"missed": N}}` frame after the start (`N` the room's own lines missed, null when
+/// unknown); then the connection goes on with what the room keeps, or live.
 func serveResumingConnection(
     in room: RoomID,
     after text: Substring,
@@ -44,6 +46,7 @@ func serveResumingConnection(
     slowLimit: Int
 ) async throws {
     let (resumed, reset) = try await resume(in: room, after: text, mailroom: mailroom, slowLimit: slowLimit)
+    if let start = resumed.start { try await outbound.write(.text(StartFrame(start: start.description).json)) }
     if let reset { try await outbound.write(.text(ResetFrame(missed: reset).json)) }
     let end = await resumed.mail.serve { line in
         try await withSpan("chat write", ofKind: .producer) { _ in
@@ -66,7 +69,7 @@ private func resume(
     mailroom: Mailroom,
     slowLimit: Int
 ) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: Int??) {
-    let position = text.isEmpty ? nil : MailPosition(String(text))
+    let position = text.isEmpty ? nil : text == "oldest" ? .oldestKept : MailPosition(String(text))
     func subscribe(
         after position: MailPosition?
     ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<ChatLine>>> {
@@ -114,6 +117,11 @@ private func finish(_ end: ConnectionEnd, channel: any Channel, outbound: WebSoc
             try await outbound.close(.goingAway, reason: "server shutting down")
         }
     }
+}
+
+/// The first frame a connection with `?after=` receives: the position its lines follow.
+struct StartFrame: Encodable {
+    let start: String
 }
 
 /// A line with its position, as a connection with `?after=` receives it.

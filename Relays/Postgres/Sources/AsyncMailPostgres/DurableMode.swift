@@ -28,8 +28,8 @@ final class DurableMode: Sendable {
     /// One batch of posts, numbered and encoded, ready to insert (again, after a failure).
     struct Batch: Sendable {
         let rows: [String]
-        /// Per row: the wire name of a type with fleet-wide positions, else empty (postgres-nio
-        /// binds no array of optionals).
+        /// Per row: the room's key of a type with fleet-wide positions (see ``RoomStream``), else
+        /// empty (postgres-nio binds no array of optionals).
         let streams: [String]
         /// Per row: how many mails it holds, and this origin's number of its last.
         let counts: [Int64]
@@ -47,7 +47,8 @@ final class DurableMode: Sendable {
         /// the table had numbers has neither).
         let channelFirst: Int64?
         let mails: Int64?
-        /// For a type with fleet-wide positions: its wire name, and the positions of its mails.
+        /// For a type with fleet-wide positions: its room's key (see ``RoomStream``), and the
+        /// positions of its mails in the room.
         let stream: String?
         let streamEpoch: Int64?
         let streamFirst: Int64?
@@ -61,7 +62,8 @@ final class DurableMode: Sendable {
         }
     }
 
-    /// One counter of the channel: `stream` empty for the whole channel, else a type's wire name.
+    /// One counter of the channel: `stream` empty for the whole channel, else a room's key (see
+    /// ``RoomStream``).
     struct Counter: Sendable, Equatable {
         let stream: String
         let last: Int64
@@ -94,7 +96,9 @@ final class DurableMode: Sendable {
         for case .post(let post) in items {
             let payload = post.payload(origin: origin, firstNumber: last + 1)
             rows.append(signer?.sign(payload) ?? payload)
-            streams.append(isFleetWide(post.type) ? post.type : "")
+            streams.append(
+                isFleetWide(post.type) ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : ""
+            )
             last += post.mails.count
             counts.append(Int64(post.mails.count))
             lastNumbers.append(Int64(last))
@@ -263,10 +267,11 @@ final class DurableMode: Sendable {
         }
     }
 
-    /// The newest rows of a fleet-wide stream up to `newest`: the newest `count` of them, or
-    /// those younger than `maxAge`, oldest first; what a relay fills a history with as it starts.
+    /// The newest rows of each room of a fleet-wide type up to `newest`: the newest `count` of
+    /// each room, or those younger than `maxAge`, oldest first; what a relay fills its rooms'
+    /// histories with as it starts.
     func newestRows(
-        of stream: String,
+        of wireName: String,
         through newest: Int64,
         count: Int?,
         maxAge: Duration?,
@@ -276,17 +281,23 @@ final class DurableMode: Sendable {
         let seconds = maxAge?.inSeconds
         let rows = try await connection.query(
             """
-            SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END,
-                channel_first, mails, stream, stream_epoch, stream_first
-            FROM \(unescaped: table.name)
-            WHERE channel = \(table.channel) AND stream = \(stream) AND id <= \(newest)
-                AND (\(seconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(seconds)::float8))
-            ORDER BY id DESC LIMIT \(count.map(Int64.init))
+            SELECT id, bytes, payload, channel_first, mails, stream, stream_epoch, stream_first FROM (
+                SELECT id, octet_length(payload) AS bytes,
+                    CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END AS payload,
+                    channel_first, mails, stream, stream_epoch, stream_first,
+                    row_number() OVER (PARTITION BY stream ORDER BY id DESC) AS nth
+                FROM \(unescaped: table.name)
+                WHERE channel = \(table.channel) AND left(stream, \(wireName.utf8.count + 1)::int) = \(wireName + "/")
+                    AND id <= \(newest)
+                    AND (\(seconds)::float8 IS NULL OR created_at >= now() - make_interval(secs => \(seconds)::float8))
+            ) newest
+            WHERE \(count.map(Int64.init))::bigint IS NULL OR nth <= \(count.map(Int64.init))::bigint
+            ORDER BY id
             """,
             logger: table.logger
         )
         var found: [Row] = []
         for try await columns in rows.decode(Row.Columns.self) { found.append(Row(columns)) }
-        return found.reversed()
+        return found
     }
 }

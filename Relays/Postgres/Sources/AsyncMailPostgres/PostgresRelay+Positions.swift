@@ -132,7 +132,7 @@ extension PostgresRelay {
                     try await deliver(receiver.receiveForHistory(payload), of: row, live: false)
                 }
             }
-            if let counter = start.counters.first(where: { $0.stream == codec.name }) {
+            for counter in start.counters where RoomStream.wireName(of: counter.stream) == Substring(codec.name) {
                 moveOn(codec, to: counter)
             }
         }
@@ -142,7 +142,9 @@ extension PostgresRelay {
     /// up on coming back: rows the retention deleted after the last one read are then known.
     func moveOn(to counters: [DurableMode.Counter]) {
         for codec in registry.fleetWideCodecs {
-            if let counter = counters.first(where: { $0.stream == codec.name }) { moveOn(codec, to: counter) }
+            for counter in counters where RoomStream.wireName(of: counter.stream) == Substring(codec.name) {
+                moveOn(codec, to: counter)
+            }
         }
     }
 
@@ -154,13 +156,24 @@ extension PostgresRelay {
             }
             return
         }
-        codec.moveOn(mailroom, UInt64(bitPattern: counter.epoch), UInt64(counter.last) + 1)
+        let sender: (any Hashable & Sendable)?
+        do {
+            sender = try RoomStream.sender(of: counter.stream, registry: registry)
+        } catch {
+            report(.rejected(reason: "a counter of \(codec.name) names no room this relay can decode: \(error)")) {
+                $0.rejected += 1
+            }
+            return
+        }
+        codec.moveOn(mailroom, sender, UInt64(bitPattern: counter.epoch), UInt64(counter.last) + 1)
     }
 
     /// Decides what to do with a durable row, and does it: a row of a fleet-wide type is
     /// delivered with its positions, this relay's own too. False when the row was rejected.
     func receive(_ row: DurableMode.Row, payload: String) async throws -> Bool {
-        let isFleetWide = row.stream.flatMap { registry.mailCodec(named: $0) }?.isFleetWide ?? false
+        let isFleetWide =
+            row.stream.flatMap(RoomStream.wireName(of:)).flatMap { registry.mailCodec(named: String($0)) }?.isFleetWide
+            ?? false
         var action = receiver.receive(payload, deliveringOwn: isFleetWide)
         if row.channelFirst != nil {
             // The channel's numbers report rows deleted before they were read, exactly and at
@@ -184,7 +197,8 @@ extension PostgresRelay {
             if live { try await perform(action) { _ in nil } }
             return true
         }
-        guard post.isFleetWide, post.wireName == stream, let epoch = row.streamEpoch, epoch != 0,
+        guard post.isFleetWide, RoomStream.wireName(of: stream) == Substring(post.wireName), let epoch = row.streamEpoch,
+            epoch != 0,
             let first = row.streamFirst, first >= 1, row.mails == Int64(post.count),
             first <= Int64.max - Int64(post.count)
         else {

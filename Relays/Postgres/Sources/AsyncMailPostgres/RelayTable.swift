@@ -12,8 +12,8 @@ struct RelayTable: Sendable {
     let logger: Logger
 
     /// The table of counters every relay table shares: per table and channel, the channel's last
-    /// mail number (stream ''), each fleet-wide stream's (its wire name), and each origin's last
-    /// written number (`@` and the origin), with the epoch a stream's positions carry.
+    /// mail number (stream ''), each room's of a fleet-wide type (its key: see ``RoomStream``), and
+    /// each origin's last written number (`@` and the origin), with the epoch a room's positions carry.
     static let counters = "asyncmail_relay_counters"
 
     /// Where a new reader starts: the channel's newest row id (0 for none), and the channel's
@@ -149,11 +149,14 @@ struct RelayTable: Sendable {
             logger: logger
         )
         // An origin's counter only guards against its own batch written twice: one unheard of
-        // for the retention is forgotten, so that restarts do not grow the table.
+        // for the retention is forgotten, so that restarts do not grow the table. So is a room's
+        // whose rows have all gone with the retention, so that rooms that come and go do not
+        // grow it either: that room's numbers start again in a new epoch, which a client coming
+        // back with an old position is told (a reset whose count is unknown).
         try await connection.query(
             """
             DELETE FROM \(unescaped: Self.counters) WHERE relay_table = \(name) AND channel = \(channel)
-            AND stream LIKE '@%' AND touched < now() - make_interval(secs => \(seconds))
+            AND (stream LIKE '@%' OR strpos(stream, '/') > 0) AND touched < now() - make_interval(secs => \(seconds))
             """,
             logger: logger
         )

@@ -30,9 +30,10 @@ package final class WireRegistry: Sendable {
         package let route: @Sendable (Mailroom, (@Sendable ([PostedMail]) -> Bool)?) -> Void
         /// The limits of the type's history in `mailroom`, if it keeps one.
         package let historyLimits: @Sendable (Mailroom) -> (count: Int?, maxAge: Duration?)?
-        /// Moves the type's history in `mailroom` on to `first` in `epoch`: the table's newest
-        /// position, plus one, when no row says more (see `Mailroom._postPositioned`).
-        package let moveOn: @Sendable (Mailroom, _ epoch: UInt64, _ first: UInt64) -> Void
+        /// Moves one room's history of the type in `mailroom` (the sender's; nil: mail with no
+        /// sender) on to `first` in `epoch`: the table's newest position in the room, plus one,
+        /// when no row says more (see `Mailroom._postPositioned`).
+        package let moveOn: @Sendable (Mailroom, (any Hashable & Sendable)?, _ epoch: UInt64, _ first: UInt64) -> Void
     }
 
     /// How one registered sender type is encoded and decoded.
@@ -84,8 +85,8 @@ package final class WireRegistry: Sendable {
             isFleetWide: fleetWide,
             route: { mailroom, route in mailroom._route(M.self, through: route) },
             historyLimits: { mailroom in mailroom._historyLimits(M.self) },
-            moveOn: { mailroom, epoch, first in
-                mailroom._postPositioned(contentsOf: [M](), from: nil, epoch: epoch, first: first, live: true)
+            moveOn: { mailroom, sender, epoch, first in
+                mailroom._postPositioned(contentsOf: [M](), from: sender, epoch: epoch, first: first, live: true)
             }
         )
         // The lock's body cannot throw: it says what is wrong, and this throws it.

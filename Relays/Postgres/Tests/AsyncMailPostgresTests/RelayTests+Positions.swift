@@ -31,7 +31,7 @@ private func loseUnread(_ mails: Int, on channel: RelayChannel) async throws {
     try await Database.execute(
         """
         UPDATE asyncmail_relay_counters SET last = last + \(mails)
-        WHERE relay_table = 'asyncmail_relay' AND channel = \(channel.name) AND stream IN ('', 'fleet.line')
+        WHERE relay_table = 'asyncmail_relay' AND channel = \(channel.name) AND (stream = '' OR stream LIKE 'fleet.line/%')
         """
     )
 }
@@ -49,7 +49,7 @@ extension RelayTests {
         try await start(relayA)
         try await start(relayB)
         let onA = try await a.subscribe(to: FleetLine.self, from: .only(lobby), after: nil)
-        let watcherOnB = try await b.subscribe(to: FleetLine.self, after: nil)
+        let watcherOnB = try await b.subscribe(to: FleetLine.self, from: .only(lobby), after: nil)
         for number in 1...5 { await a.post(FleetLine(text: "early \(number)"), from: lobby) }
         let read = try await first(5, of: onA.mail)
         #expect(read.map(\.mail.text) == (1...5).map { "early \($0)" }, "the poster hears its own lines from the table")
@@ -76,7 +76,7 @@ extension RelayTests {
         let channel = try freshChannel()
         let (a, relayA) = try await fleetInstance(on: channel)
         try await start(relayA)
-        let onA = try await a.subscribe(to: FleetLine.self, after: nil)
+        let onA = try await a.subscribe(to: FleetLine.self, from: .only(lobby), after: nil)
         await a.post(contentsOf: (1...6).map { FleetLine(text: "\($0)") }, from: lobby)
         await a.post(FleetLine(text: "7"), from: lobby)
         let positions = try await first(7, of: onA.mail).map(\.position)
@@ -86,7 +86,7 @@ extension RelayTests {
         try await start(relayC)
         let resumed = try await c.subscribe(to: FleetLine.self, from: .only(lobby), after: positions[2])
         #expect(resumed.gap == nil, "the history holds 4 to 7")
-        let old = try await c.subscribe(to: FleetLine.self, after: positions[0])
+        let old = try await c.subscribe(to: FleetLine.self, from: .only(lobby), after: positions[0])
         #expect(old.gap == HistoryGap(code: .expired, missed: 1), "it keeps 5: mail 2 is not kept")
         await c.post(FleetLine(text: "8"), from: lobby)
         #expect(try await first(5, of: resumed.mail).map(\.mail.text) == ["4", "5", "6", "7", "8"])
@@ -100,7 +100,7 @@ extension RelayTests {
         let (b, relayB) = try await fleetInstance(on: channel)
         try await start(relayA)
         try await start(relayB)
-        let onB = try await b.subscribe(to: FleetLine.self, after: nil)
+        let onB = try await b.subscribe(to: FleetLine.self, from: .only(lobby), after: nil)
         await a.post(FleetLine(text: "seen"), from: lobby)
         let seen = try await first(1, of: onB.mail)[0].position
 
@@ -110,7 +110,7 @@ extension RelayTests {
         try await Database.terminate(relayB.applicationName)
         try await awaitEvents(1, from: events) { $0.code == .expired }
         #expect(relayB.counters.missing == 7)
-        let resumed = try await b.subscribe(to: FleetLine.self, after: seen)
+        let resumed = try await b.subscribe(to: FleetLine.self, from: .only(lobby), after: seen)
         #expect(resumed.gap == HistoryGap(code: .expired, missed: 7), "a resuming client is told the same count")
 
         // Deleted between two rows read while listening: reported as the later row is read.
@@ -132,12 +132,14 @@ extension RelayTests {
         let onB = try await b.subscribe(to: FleetLine.self, after: nil)
         // (mails, stream, epoch, first) for a one-line fleet.line post of an origin of its own.
         let forged: [(Int64?, String, Int64?, Int64?)] = [
-            (2, "fleet.line", 7, 1),  // a count its post does not have
-            (1, "fleet.line", 0, 1),  // no epoch a relay draws
-            (1, "fleet.line", 7, -5),  // a position before the first
-            (1, "fleet.line", 7, Int64.max),  // past the last
-            (1, "chat.line", 7, 1),  // another type's stream
-            (1, "fleet.line", nil, nil),  // a stream without positions
+            (2, "fleet.line/", 7, 1),  // a count its post does not have
+            (1, "fleet.line/", 0, 1),  // no epoch a relay draws
+            (1, "fleet.line/", 7, -5),  // a position before the first
+            (1, "fleet.line/", 7, Int64.max),  // past the last
+            (1, "chat.line/", 7, 1),  // another type's room
+            (1, "fleet.line/", nil, nil),  // a room without positions
+            (1, "fleet.line", 7, 1),  // a whole type's stream, as relays numbered before rooms
+            (1, String(repeating: "fleet.line/", count: 7_000), 7, 1),  // a key longer than any room's
         ]
         for (index, (mails, stream, epoch, first)) in forged.enumerated() {
             let payload = #"{"o":"forger\#(index)","n":1,"t":"fleet.line","c":1,"m":[{"text":"forged"}]}"#
