@@ -73,4 +73,47 @@ struct HistoryArticleTests {
         }
         // snippet.hide
     }
+
+    @Test("a client that heard nothing comes back with its start; a newcomer asks for what is kept")
+    func startAndOldestKept() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(ChatLine.self, count: 100)
+        let (lobby, hall) = (RoomID("lobby"), RoomID("hall"))
+        let client = FakeClient()
+        // snippet.show
+        let joined = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: nil)
+        if let start = joined.start { await client.send(#"{"start": "\#(start)"}"#) }  // before any line
+        // snippet.hide
+        let start = try #require(joined.start)
+        await mailroom.post(ChatLine(text: "while away"), from: lobby)
+        for index in 1...50 { await mailroom.post(ChatLine(text: "\(index)"), from: hall) }  // another room
+        let back = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: start)
+        #expect(back.gap == nil, "the hall's lines are not the lobby's")
+        #expect(try await back.mail.first(1).map(\.mail.text) == ["while away"])
+        // snippet.show
+        let newcomer = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: .oldestKept)
+        // snippet.hide
+        #expect(newcomer.gap == nil)
+        #expect(try await newcomer.mail.first(1).map(\.mail.text) == ["while away"])
+        withExtendedLifetime(joined) {}
+    }
+
+    @Test("a subscription to every room sees the type's positions, and a room's position is refused there")
+    func severalRooms() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(ChatLine.self, count: 100)
+        let lobby = RoomID("lobby")
+        let inLobby = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: nil)
+        // snippet.show
+        let everyRoom = try await mailroom.subscribe(to: ChatLine.self, after: nil)
+        await mailroom.post(ChatLine(text: "hi"), from: lobby)
+        let typePosition = try await everyRoom.mail.first(1)[0].position  // the type's, across rooms
+        let roomPosition = try await inLobby.mail.first(1)[0].position  // the lobby's own
+        await #expect(throws: PositionError.severalRooms) {
+            try await mailroom.subscribe(to: ChatLine.self, after: roomPosition)
+        }
+        // snippet.hide
+        #expect(typePosition != roomPosition)
+        #expect(try await mailroom.subscribe(to: ChatLine.self, after: typePosition).gap == nil)
+    }
 }

@@ -11,16 +11,18 @@ struct PositionedRecipients<M: Mail> {
 
     @inlinable init() {}
 
-    /// Yields the mail at `offset` in its post, with its positions, and counts the outcome.
+    /// Yields the mail at `offset` in its post, with its positions (counted on from the post's
+    /// first mail's, in its room and in its type), and counts the outcome.
     @inlinable
     func deliver(
         _ mail: M,
         offset: UInt64,
-        record: HistoryRecord<M>,
+        room roomPosition: MailPosition?,
+        type typePosition: MailPosition?,
         context: PostContext?,
         into receipt: inout Receipt
     ) {
-        if let _room, let first = record._roomPosition {
+        if let _room, let first = roomPosition {
             let position = MailPosition(
                 epoch: first.epoch,
                 stream: first.stream,
@@ -34,7 +36,7 @@ struct PositionedRecipients<M: Mail> {
                 into: &receipt
             )
         }
-        guard _everyone != nil || _bySenderType != nil, let first = record._typePosition else { return }
+        guard _everyone != nil || _bySenderType != nil, let first = typePosition else { return }
         let position = MailPosition(
             epoch: first.epoch,
             stream: first.stream,

@@ -186,7 +186,14 @@ extension Switchboard {
                 var receipt = Receipt()
                 for (offset, mail) in kept.enumerated() {
                     receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)
-                    positioned.deliver(mail, offset: UInt64(offset), record: record, context: context, into: &receipt)
+                    positioned.deliver(
+                        mail,
+                        offset: UInt64(offset),
+                        room: record._roomPosition,
+                        type: record._typePosition,
+                        context: context,
+                        into: &receipt
+                    )
                 }
                 if let taps {
                     for index in kept.indices {

@@ -17,13 +17,6 @@ protocol AnySubscriberList: AnyObject, Sendable {
     func positionedEnvelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> PositionedDelivery<M>
 }
 
-/// Yields one mail, in a positioned envelope with its sender, to a snapshot of `fromAny:`
-/// subscriptions with positions.
-@usableFromInline
-struct PositionedDelivery<M: Mail>: Sendable {
-    @usableFromInline let _deliver: @Sendable (M, MailPosition, PostContext?, inout Receipt) -> Void
-}
-
 /// A ``Positioned`` envelope made from a type-erased mail and sender.
 private protocol ErasedPositionedEnvelope: Sendable {
     init?(mail: Any, sender: Any, position: MailPosition)

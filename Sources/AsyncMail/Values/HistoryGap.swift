@@ -1,8 +1,9 @@
 /// Mail that a resuming subscription can no longer be given: reported to it before anything else.
 ///
-/// ``Code/expired`` says the position is older than what the history keeps, and ``missed`` is the
-/// exact number of mails of the type retention dropped after it (with a `from:` filter, some of
-/// them may have been another sender's). ``Code/otherEpoch`` says the position is from another
+/// ``Code/expired`` says the position is older than what the room keeps, and ``missed`` is the
+/// exact number of the room's mails retention dropped after it (for a subscription that hears
+/// several rooms, of the type's mails after its position that no room keeps; with a `fromAny:` or
+/// `where:` filter, some of them may be mail it would not have heard). ``Code/otherEpoch`` says the position is from another
 /// mailroom or from before a restart; how much was missed is unknown. Either way, the subscription
 /// goes on with what the history still keeps (for `.expired`) or with live mail.
 public struct HistoryGap: Sendable, Hashable, CustomStringConvertible {
@@ -11,7 +12,7 @@ public struct HistoryGap: Sendable, Hashable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
 
-        /// The history no longer keeps the mail after the position.
+        /// The room's history no longer keeps the mail after the position.
         public static let expired = Code("expired")
         /// The position is of another epoch: another mailroom, or one before a restart.
         public static let otherEpoch = Code("otherEpoch")

@@ -97,7 +97,8 @@ final class DurableMode: Sendable {
             let payload = post.payload(origin: origin, firstNumber: last + 1)
             rows.append(signer?.sign(payload) ?? payload)
             streams.append(
-                isFleetWide(post.type) ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : ""
+                isFleetWide(post.type)
+                    ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : ""
             )
             last += post.mails.count
             counts.append(Int64(post.mails.count))

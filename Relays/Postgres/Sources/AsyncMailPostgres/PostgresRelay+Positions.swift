@@ -197,7 +197,8 @@ extension PostgresRelay {
             if live { try await perform(action) { _ in nil } }
             return true
         }
-        guard post.isFleetWide, RoomStream.wireName(of: stream) == Substring(post.wireName), let epoch = row.streamEpoch,
+        guard post.isFleetWide, RoomStream.wireName(of: stream) == Substring(post.wireName),
+            let epoch = row.streamEpoch,
             epoch != 0,
             let first = row.streamFirst, first >= 1, row.mails == Int64(post.count),
             first <= Int64.max - Int64(post.count)

@@ -11,7 +11,7 @@ import Synchronization
 /// Why `@unchecked Sendable` is safe: the replay's index and the live iterator are touched only
 /// by ``next()``, and `isReading` makes a second, concurrent `next()` trap (as `AsyncStream`
 /// does for a second consumer) instead of racing; so they are never accessed from two tasks at
-/// once. `ReplayPrefixTests` drains one under ThreadSanitizer in CI.
+/// once. `RoomHistoryTests` drains one (and the model tests many) under ThreadSanitizer in CI.
 final class ReplayPrefix<Element: Sendable>: @unchecked Sendable {
     private let replay: [Element]
     private var index = 0
