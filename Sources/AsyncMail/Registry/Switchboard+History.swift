@@ -17,8 +17,10 @@ extension Switchboard {
     /// A post of a type that may keep history (its bit in ``Histories`` is set): delivered as any
     /// post is, from the same table, shard lock, lanes and yield loop, and appended to its room's
     /// history in the same step that captures its recipients (see ``deliverKeepingHistory(_:_:from:key:context:positions:)``).
-    /// Out of line: a type without history never comes here.
-    @usableFromInline @inline(never)
+    /// Out of line: a type without history never comes here. Inlinable, so that the client's
+    /// code specialises it for its mail and sender types: unspecialised, finding generic
+    /// metadata was most of a history post's cost (`Benchmarks/README.md`).
+    @inlinable @inline(never)
     func postKeepingHistory<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
         guard let table = existingTable(for: M.self) else { return postUnkept(mails, from: sender, key: key) }
         let context = _instrumentation?.currentContext()
@@ -39,7 +41,7 @@ extension Switchboard {
 
     /// A post of a type that keeps no history after all (it shares a bit with one that does), or
     /// that a relay could not carry: delivered as any post, without positions.
-    @usableFromInline
+    @inlinable
     func postUnkept<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
         deliverInOrder(M.self, from: sender, key: key, recording: mails.last, mails: mails.count) {
             mails.count == 1
@@ -69,7 +71,7 @@ extension Switchboard {
     /// other rooms share no lock with it.
     ///
     /// `positions` is set for mail a relay's table numbered (see ``postPositioned(_:from:epoch:first:live:)``).
-    @usableFromInline
+    @inlinable
     func deliverKeepingHistory<M: Mail, S: Sendable>(
         _ table: RouteTable<M>,
         _ mails: [M],
@@ -91,18 +93,8 @@ extension Switchboard {
             let first = table.withShard(index) { shard in
                 shard.withLock { () -> FirstLook? in
                     guard !table.isRetired, let histories = shard._histories else { return nil }
-                    var recipients = Recipients<M, S>()
-                    var lanes = Lanes()
                     var check = RoomCheck<M>.none
-                    table.capture(
-                        from: sender,
-                        key: key,
-                        room: lookup,
-                        in: shard,
-                        into: &recipients,
-                        lanes: &lanes,
-                        check: &check
-                    )
+                    let lanes = table.lanes(lookup, key: key, in: shard, check: &check)
                     return (lanes, check, histories.find(lookup, key: key), table._relayRoute)
                 }
             }
@@ -119,14 +111,14 @@ extension Switchboard {
             let found = first.found.history(for: sender, key: key)
             if found == nil, digest == nil { digest = RoomDigest.of(key) }
             let tapsLane = _tapping.load(ordering: .acquiring) ? _taps._lane : nil
-            var released: [any Sendable] = []
+            var released = DroppedEntries<M>()
             var displaced: LatestMail<M>.Displaced?
             let receipt = inOrder(lanes) { () -> Receipt?? in
                 tapsLane?.lock()
                 defer { tapsLane?.unlock() }
                 let taps = self.taps
                 guard (taps != nil) == (tapsLane != nil) else { return nil }  // a first tap, or the last gone
-                typealias Captured = (Recipients<M, S>, PositionedRecipients<M>, HistoryRecord<M>, mails: [M])
+                typealias Captured = (Recipients<M, S>, PositionedRecipients<M>, HistoryRecord, mails: [M])
                 let second = table.withShard(index) { shard in
                     shard.withLock { () -> Captured?? in
                         guard !table.isRetired else { return .some(nil) }
@@ -159,14 +151,21 @@ extension Switchboard {
                                     in: shard
                                 )
                             else { return .some(nil) }
-                            released.append(prepared.dropped)
+                            released.add(contentsOf: prepared.dropped)
                             kept = Array(mails.dropFirst(prepared.skip))
                             guard !kept.isEmpty else { return .some(nil) }
                         }
-                        guard let record = table.record(kept, key: key, found: found, digest: digest, in: shard) else {
-                            return nil
-                        }
-                        released.append(record._dropped)
+                        // What the limits drop is released once no lock and no lane is held.
+                        guard
+                            let record = table.record(
+                                kept,
+                                key: key,
+                                found: found,
+                                digest: digest,
+                                in: shard,
+                                dropping: &released
+                            )
+                        else { return nil }
                         var positioned = PositionedRecipients<M>()
                         if positions?.live != false {
                             let room = now._room != nil ? table.roomList(lookup, key: key, in: shard) : nil
@@ -218,6 +217,7 @@ extension Switchboard {
 
     /// Hands a post to the relay that routes its type, holding the taps' lane so that it reaches
     /// the relay whole, as a tapped post does. True when the relay took it.
+    @inlinable
     func routes<M: Mail, S: Sendable>(
         _ mails: [M],
         from sender: S?,

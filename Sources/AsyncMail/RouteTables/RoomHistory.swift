@@ -52,7 +52,7 @@ final class RoomHistory<M: Mail> {
     /// Whether this is the history of an object room whose object has gone.
     @inlinable var hasDeparted: Bool { _isObjectRoom && _object == nil }
 
-    @inlinable var keptCount: Int { _entries.count - _start }
+    @inlinable var keptCount: Int { _entries.count &- _start }
 
     /// The number of the oldest kept mail, or the next number when none is kept.
     @inlinable var firstKept: UInt64 { _start < _entries.count ? _entries[_start]!._sequence : _nextSequence }
@@ -70,15 +70,16 @@ final class RoomHistory<M: Mail> {
     }
 
     /// Appends posted mail, numbered on from the room's next number and stamped from
-    /// `firstStamp`; returns the first number and what the limits dropped, to release once no
-    /// lock is held.
+    /// `firstStamp`; adds what the limits dropped to `dropped`, to release once no lock is held,
+    /// and returns the first number.
     @inlinable
     func append(
         _ mails: [M],
         firstStamp: UInt64,
         limits: HistoryLimits,
-        now: ContinuousClock.Instant
-    ) -> (first: UInt64, dropped: [Entry]) {
+        now: ContinuousClock.Instant,
+        into dropped: inout DroppedEntries<M>
+    ) -> UInt64 {
         let first = _nextSequence
         var stamp = firstStamp
         for mail in mails {
@@ -86,36 +87,41 @@ final class RoomHistory<M: Mail> {
             _nextSequence &+= 1
             stamp &+= 1
         }
-        return (first, trim(to: limits, now: now))
+        trim(to: limits, now: now, into: &dropped)
+        return first
     }
 
     /// Drops what `limits` exclude (the oldest past the count, and those older than the age),
-    /// and returns it.
-    @usableFromInline
-    func trim(to limits: HistoryLimits, now: ContinuousClock.Instant) -> [Entry] {
+    /// into `dropped`.
+    @inlinable
+    func trim(to limits: HistoryLimits, now: ContinuousClock.Instant, into dropped: inout DroppedEntries<M>) {
         var drop = 0
         if let count = limits.count, keptCount > count { drop = keptCount - count }
         if let maxAge = limits.maxAge {
             while _start + drop < _entries.count, now - _entries[_start + drop]!._postedAt > maxAge { drop += 1 }
         }
-        return drop == 0 ? [] : dropOldest(drop)
+        if drop > 0 { dropOldest(drop, into: &dropped) }
     }
 
-    /// Hands out the `count` oldest entries, leaving nil in their slots.
+    /// Drops what `limits` exclude, and returns it.
     @usableFromInline
-    func dropOldest(_ count: Int) -> [Entry] {
-        var dropped: [Entry] = []
-        dropped.reserveCapacity(count)
+    func trim(to limits: HistoryLimits, now: ContinuousClock.Instant) -> [Entry] {
+        var dropped = DroppedEntries<M>()
+        trim(to: limits, now: now, into: &dropped)
+        return dropped.all
+    }
+
+    /// Moves the `count` oldest entries into `dropped`, leaving nil in their slots.
+    @inlinable
+    func dropOldest(_ count: Int, into dropped: inout DroppedEntries<M>) {
         for index in _start..<(_start + count) {
-            dropped.append(_entries[index]!)
-            _entries[index] = nil
+            dropped.add(_entries[index].take()!)
         }
         _start += count
         if _start >= 64, _start * 2 >= _entries.count {
             _entries.removeFirst(_start)  // only nils: no mail is released here
             _start = 0
         }
-        return dropped
     }
 
     /// Readies the room for `count` mails whose numbers a relay's table gave, starting at `first`
@@ -143,6 +149,30 @@ final class RoomHistory<M: Mail> {
         defer { (_entries, _start) = ([], 0) }
         return _entries[_start...].compactMap { $0 }
     }
+}
+
+/// Kept mail that one change dropped, handed out of the lock so that it is released with none
+/// held (a mail's deinit is user code). The first in place: a post past its room's count limit
+/// drops one mail, and an array would cost an allocation per post.
+@usableFromInline
+struct DroppedEntries<M: Mail>: Sendable {
+    @usableFromInline var _one: RoomHistory<M>.Entry?
+    @usableFromInline var _more: [RoomHistory<M>.Entry] = []
+
+    @inlinable init() {}
+
+    @inlinable
+    mutating func add(_ entry: RoomHistory<M>.Entry) {
+        if _one == nil { _one = entry } else { _more.append(entry) }
+    }
+
+    @inlinable
+    mutating func add(contentsOf entries: [RoomHistory<M>.Entry]) {
+        for entry in entries { add(entry) }
+    }
+
+    /// Every entry dropped.
+    @usableFromInline var all: [RoomHistory<M>.Entry] { (_one.map { [$0] } ?? []) + _more }
 }
 
 /// The limits a type's history keeps each room's mail within (see `Mailroom.retainHistory`).

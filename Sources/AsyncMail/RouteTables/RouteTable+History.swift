@@ -80,6 +80,38 @@ extension RouteTable {
         }
     }
 
+    /// The lanes a post to `lookup` holds (see ``Lanes``) and the room check it makes once the
+    /// lock is released, as ``capture(from:key:room:in:into:lanes:check:)`` works them out but
+    /// without capturing recipients: a history post's first look, which only learns what to take.
+    /// Call holding `shard`'s lock.
+    @inlinable
+    func lanes(
+        _ lookup: SenderKey.RoomLookup,
+        key: SenderKey,
+        in shard: RouteShard<M>,
+        check: inout RoomCheck<M>
+    ) -> Lanes {
+        var room: SubscriberList<M>?
+        switch lookup {
+        case .object(let id):
+            if let route = shard._byObject[id] {
+                room = route._subscribers
+                check = .object(route)
+            }
+        case .value(let digest):
+            switch shard._byValue.candidate(for: digest, key: key) {
+            case .none: break
+            case .unverified(let entry):
+                room = entry._value
+                check = .value(entry)
+            case .verified(let found): room = found
+            }
+        case .none:
+            break
+        }
+        return Lanes(type: _lane, room: room?._lane, hearsSeveralRooms: hearsSeveralRooms)
+    }
+
     /// The room list a post to `lookup` finds in `shard`, whose lock the caller holds, unchecked.
     @inlinable
     func roomList(_ lookup: SenderKey.RoomLookup, key: SenderKey, in shard: RouteShard<M>) -> SubscriberList<M>? {
@@ -95,30 +127,31 @@ extension RouteTable {
         }
     }
 
-    /// Appends a post's mail to its room's history (made with `digest`, if it has none yet);
-    /// call holding the room's shard lock and the post's lanes. Nil when the room has no history
-    /// and no `digest` was given: work it out with no lock held and try again.
+    /// Appends a post's mail to its room's history (made with `digest`, if it has none yet),
+    /// adding what the limits dropped to `dropped`; call holding the room's shard lock and the
+    /// post's lanes. Nil when the room has no history and no `digest` was given: work it out with
+    /// no lock held and try again.
     @inlinable
     func record(
         _ mails: [M],
         key: SenderKey,
         found: RoomHistory<M>?,
         digest: UInt32?,
-        in shard: RouteShard<M>
-    ) -> HistoryRecord<M>? {
+        in shard: RouteShard<M>,
+        dropping dropped: inout DroppedEntries<M>
+    ) -> HistoryRecord? {
         guard let histories = shard._histories, let limits = _historyLimits else { return HistoryRecord() }
         var history = found.flatMap { histories.holds($0, at: key) ? $0 : nil } ?? histories.exact(key)
-        var record = HistoryRecord<M>()
         if history == nil {
             guard let digest else { return nil }
             let made = histories.make(at: key, epoch: _historyEpoch, room: digest)
             history = made.0
-            record._dropped = made.1
+            dropped.add(contentsOf: made.1)
         }
         let room = history!
         let firstStamp = _stamps.wrappingAdd(UInt64(mails.count), ordering: .relaxed).oldValue &+ 1
-        let (first, dropped) = room.append(mails, firstStamp: firstStamp, limits: limits, now: .now)
-        record._dropped += dropped
+        let first = room.append(mails, firstStamp: firstStamp, limits: limits, now: .now, into: &dropped)
+        var record = HistoryRecord()
         record._roomPosition = MailPosition(epoch: room._epoch, stream: _stream, room: room._room, sequence: first)
         record._typePosition = MailPosition(
             epoch: _historyEpoch,
@@ -354,15 +387,13 @@ extension RouteTable {
     }
 }
 
-/// What a history post recorded: its mail's first positions, and what it dropped.
+/// What a history post recorded: its mail's first positions.
 @usableFromInline
-struct HistoryRecord<M: Mail> {
+struct HistoryRecord: Sendable {
     /// The first mail's position in its room; nil when the type keeps no history (closed).
     @usableFromInline var _roomPosition: MailPosition?
     /// The first mail's position in the type (its stamp), for subscriptions to several rooms.
     @usableFromInline var _typePosition: MailPosition?
-    /// Mail the limits dropped, released once no lock is held: a mail's deinit is user code.
-    @usableFromInline var _dropped: [RoomHistory<M>.Entry] = []
 
     @inlinable init() {}
 }
