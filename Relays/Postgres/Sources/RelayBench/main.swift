@@ -8,7 +8,9 @@
 // - relay: a mailroom's posts, relayed to a second mailroom, durable and ephemeral, with 100-byte
 //   and 4 KB mails, as fast as they can be posted: mails/s until the last one is received;
 // - latency: posts paced at 1,000 and 5,000 mails/s, the time from post to receipt, p50 and p99;
-//   and with fleet-wide positions, on the posting instance too (it delivers at once without them).
+//   and with fleet-wide positions, on the posting instance too (it delivers at once without them);
+// - fleet (BENCH_ONLY=fleet): fleet-wide positions, two instances posting to 1 and to 64 rooms at
+//   once, as fast as they can: mails/s until both instances have heard every mail.
 // Results are printed as "name: value | note" lines; figures belong in Benchmarks/README.md.
 import AsyncMail
 import AsyncMailPostgres
@@ -245,6 +247,61 @@ func fleetWideLatency(perSecond: Int, count: Int) async throws -> (here: (Double
     return (percentiles[0], percentiles[1])
 }
 
+/// A room of the fleet benchmark: a sender that travels.
+struct BenchRoom: Hashable, Sendable, Codable {
+    let number: Int
+}
+
+/// Fleet-wide positions (durable mode): two instances each post `count / 2` mails of 100 bytes to
+/// `rooms` rooms, round robin, as fast as posting goes; mails/s until both have heard all `count`.
+func fleetWideThroughput(rooms: Int, count: Int) async throws -> Double {
+    let channel = try RelayChannel("bench_fleet_\(UInt32.random(in: 0...UInt32.max))")
+    let instances = [Mailroom(), Mailroom()]
+    var running: [Task<Void, any Error>] = []
+    for mailroom in instances {
+        await mailroom.retainHistory(Payload.self, count: 1_000)
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: Bench.configuration,
+            configuration: .init(channel: channel, outboundQueueLimit: 1_000_000),
+            logger: Bench.logger
+        )
+        try relay.register(Payload.self, as: "bench.payload", positions: .fleetWide)
+        try relay.register(sender: BenchRoom.self, as: "bench.room")
+        let events = relay.events()
+        running.append(Task { try await relay.run() })
+        for await event in events where event == .listening { break }
+    }
+    var streams: [AsyncStream<Payload>] = []
+    for mailroom in instances { streams.append(await mailroom.subscribe(to: Payload.self)) }
+    let body = String(repeating: "f", count: 100)
+    let start = now()
+    let posting = instances.enumerated().map { index, mailroom in
+        Task {
+            for number in 0..<(count / 2) {
+                await mailroom.post(Payload(sent: 0, body: body), from: BenchRoom(number: (number * 2 + index) % rooms))
+                await Task.yield()
+            }
+        }
+    }
+    await withTaskGroup(of: Void.self) { group in
+        for stream in streams {
+            group.addTask {
+                var heard = 0
+                for await _ in stream {
+                    heard += 1
+                    if heard == count / 2 * 2 { break }
+                }
+            }
+        }
+    }
+    let result = rate(count / 2 * 2, since: start)
+    for task in posting { await task.value }
+    for task in running { task.cancel() }
+    for task in running { _ = try? await task.value }
+    return result
+}
+
 /// What the relay's codec costs one mail: JSONEncoder on the way out, JSONDecoder on the way in
 /// (the relay makes one of each per mail), in microseconds.
 func codecMicroseconds(bytes: Int) throws -> Double {
@@ -312,6 +369,18 @@ func reportLatencies() async throws {
 }
 if only == "latency" {
     try await reportLatencies()
+    exit(0)
+}
+if only == "fleet" {
+    for rooms in [1, 64] {
+        var rates: [Double] = []
+        for _ in 0..<rounds { rates.append(try await fleetWideThroughput(rooms: rooms, count: count)) }
+        report(
+            "relay durable, fleet-wide positions, two instances posting to \(rooms) room(s)",
+            String(format: "%.0f mails/s", rates.sorted()[rates.count / 2]),
+            "median of \(rounds) rounds: " + rates.map { String(format: "%.0f", $0) }.joined(separator: " ")
+        )
+    }
     exit(0)
 }
 if only == "relay" {
