@@ -95,7 +95,7 @@ extension Switchboard {
                     guard !table.isRetired, let histories = shard._histories else { return nil }
                     var check = RoomCheck<M>.none
                     let lanes = table.lanes(lookup, key: key, in: shard, check: &check)
-                    return (lanes, check, histories.find(lookup, key: key), table._relayRoute)
+                    return (lanes, check, histories.find(lookup, key: key), table._diversion)
                 }
             }
             guard let first else { return .notKept }
@@ -325,7 +325,7 @@ extension Switchboard {
         case .none: place = .everyone  // not reached: a room subscription names its sender
         }
         let digest = RoomDigest.of(key)
-        let lead = Self.lead
+        let lead = Self.positionsAhead
         return try subscribeWithPositions(M.self, at: place, buffering: buffering, accepts: accepts) {
             table,
             subscriber -> Filed<M> in
@@ -355,7 +355,7 @@ extension Switchboard {
                                 key: key,
                                 after: position,
                                 digest: digest,
-                                lead: lead,
+                                ahead: lead,
                                 shard: shard
                             )
                         )
@@ -446,10 +446,10 @@ extension Switchboard {
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self, bufferingPolicy: policy)
         // A resume ahead of what this mailroom has read from a relay's table hears live mail
-        // only past that position (see `RouteTable.resume`); `heardThrough` is set before filing.
-        let heardThrough = Atomic<UInt64>(0)
+        // only past that position (see `RouteTable.resume`); `liveAfter` is set before filing.
+        let liveAfter = Atomic<UInt64>(0)
         let filter: @Sendable (Positioned<Element>) -> Bool = { positioned in
-            positioned.position.sequence > heardThrough.load(ordering: .relaxed)
+            positioned.position.sequence > liveAfter.load(ordering: .relaxed)
                 && (accepts?(positioned.mail) ?? true)
         }
         let subscriber = Subscriber(continuation: continuation, accepts: filter, endSignal: buffering.endSignal)
@@ -478,7 +478,7 @@ extension Switchboard {
             if case .refused(let error) = outcome { throw error }
             return Self.finished(buffering)
         }
-        heardThrough.store(resumed._heardThrough, ordering: .relaxed)
+        liveAfter.store(resumed._liveAfter, ordering: .relaxed)
         demand.changed(ObjectIdentifier(M.self))
         _ = resumed._released  // released here, holding nothing
         var replay: [Positioned<Element>] = []
@@ -522,5 +522,5 @@ extension Switchboard {
 
     /// How far ahead of what this mailroom has read from a relay's table a position may be and
     /// still be waited for: a burst other instances read first, not a forged number.
-    static var lead: UInt64 { 1 << 20 }
+    static var positionsAhead: UInt64 { 1 << 20 }
 }

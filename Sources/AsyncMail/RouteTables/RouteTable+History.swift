@@ -44,8 +44,8 @@ extension RouteTable {
     func route(through route: (@Sendable ([PostedMail]) -> Bool)?, epoch: UInt64) -> [RoomHistory<M>.Entry] {
         withAllShards { () -> [RoomHistory<M>.Entry] in
             guard !isRetired else { return [] }
-            let wasRouted = _relayRoute != nil
-            _relayRoute = route
+            let wasRouted = _diversion != nil
+            _diversion = route
             guard wasRouted, route == nil else { return [] }
             _historyEpoch = epoch
             var dropped: [RoomHistory<M>.Entry] = []
@@ -174,7 +174,7 @@ extension RouteTable {
         key: SenderKey,
         after position: MailPosition?,
         digest: UInt32,
-        lead: UInt64,
+        ahead lead: UInt64,
         shard: RouteShard<M>
     ) -> Result<RoomResumption<M>, PositionError> {
         guard let histories = shard._histories, let limits = _historyLimits else {
@@ -203,10 +203,10 @@ extension RouteTable {
             } else if position.sequence > history.newest {
                 // Routed through a relay's table, another instance may have read further: wait
                 // for that far, within a bound, so that a forged position cannot silence it.
-                guard _relayRoute != nil, position.sequence - history.newest < lead else {
+                guard _diversion != nil, position.sequence - history.newest < lead else {
                     return .failure(.notYetPosted(position.sequence, newest: history.newest))
                 }
-                resumption._heardThrough = position.sequence
+                resumption._liveAfter = position.sequence
                 after = position.sequence
             } else {
                 after = position.sequence
@@ -406,7 +406,7 @@ struct RoomResumption<Element: Sendable>: Sendable {
     @usableFromInline var _start: MailPosition?
     /// A position ahead of what this mailroom has read from a relay's table: live mail up to it
     /// is not yielded again.
-    @usableFromInline var _heardThrough: UInt64 = 0
+    @usableFromInline var _liveAfter: UInt64 = 0
     @usableFromInline var _released: [any Sendable] = []
 
     @inlinable init() {}

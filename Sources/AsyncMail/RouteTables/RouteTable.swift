@@ -110,8 +110,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var _historyEpoch: UInt64 = 0
     /// The type's digest in positions.
     @usableFromInline @exclusivity(unchecked) var _stream: UInt32 = 0
-    /// Set while a relay takes every post of the type (see `Mailroom._route(_:through:)`).
-    @usableFromInline @exclusivity(unchecked) var _relayRoute: (@Sendable ([PostedMail]) -> Bool)?
+    /// Set while every post of the type is diverted (see `Mailroom._route(_:through:)`, an SPI):
+    /// it comes back numbered, through `Switchboard.postPositioned`.
+    @usableFromInline @exclusivity(unchecked) var _diversion: (@Sendable ([PostedMail]) -> Bool)?
     /// Subscriptions with positions to every room.
     @usableFromInline let _positionedEveryone = SubscriberList<Positioned<M>>()
     /// Subscriptions with positions to every sender of one type (`fromAny:`), whose elements are
@@ -675,7 +676,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 shard._histories = nil
             }
             _historyLimits = nil
-            _relayRoute = nil
+            _diversion = nil
             _keptObjectSenders.store(0, ordering: .relaxed)
             _objectRoutes.store(0, ordering: .relaxed)
             withSweepList { _ = _sweepList.removeAll() }
