@@ -120,7 +120,11 @@ struct RelayedPositionTests {
 
         // Further ahead than a burst can be: a forged position, refused as before.
         await #expect(throws: PositionError.self) {
-            try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(7 + Switchboard.positionsAhead))
+            try await mailroom.subscribe(
+                to: Ping.self,
+                from: .only(room),
+                after: position(7 + Switchboard.positionsAhead)
+            )
         }
         mailroom._route(Ping.self, through: nil)
         let unrouted = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: position(7))
