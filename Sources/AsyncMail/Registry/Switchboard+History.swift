@@ -84,7 +84,10 @@ extension Switchboard {
         let index = RouteTable<M>.shardIndex(lookup)
         let departed = table.sweepAfterPost()
         defer { for continuation in departed { continuation.finish() } }
-        var digest: UInt32?
+        // A room's digest runs the sender's `description`: worked out here, never under a lock.
+        // Mail a relay's table numbered may make its room's history in the step below, so its
+        // digest is worked out at once; a local post works it out only for a room without one.
+        var digest: UInt32? = positions != nil ? RoomDigest.of(key) : nil
         while true {
             typealias FirstLook = (
                 lanes: Lanes, check: RoomCheck<M>, found: RoomHistories<M>.Found,
@@ -147,7 +150,7 @@ extension Switchboard {
                                     epoch: positions.epoch,
                                     first: positions.first,
                                     count: mails.count,
-                                    digest: digest ?? RoomDigest.of(key),
+                                    digest: digest!,
                                     in: shard
                                 )
                             else { return .some(nil) }
