@@ -24,7 +24,8 @@ public struct MailPosition: Sendable, Hashable, Comparable, LosslessStringConver
     public let epoch: UInt64
     /// The mail type's digest: which type's history this position is in.
     public let stream: UInt32
-    /// The room's digest: which room of the type this position is in (see ``RoomDigest``).
+    /// The room's digest: which room of the type this position is in (a hash of the sender, stable
+    /// across processes for a value sender).
     public let room: UInt32
     /// The mail's number in its room, from 1; 0 before the room's first mail.
     public let sequence: UInt64
