@@ -31,6 +31,7 @@ let package = Package(
                 .product(name: "AsyncMailServiceLifecycle", package: "servicelifecycle"),
                 .product(name: "AsyncMailPostgres", package: "postgres"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

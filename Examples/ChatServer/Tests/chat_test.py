@@ -4,12 +4,14 @@
 
 Every scenario starts its own server on a free port, bounds every wait with a timeout that
 fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, resume
-(positions and history with ?after=), relay (two instances sharing rooms through PostgreSQL),
+(positions and history with ?after=), memory (40,000 connections opened and closed while the
+server's memory is read), relay (two instances sharing rooms through PostgreSQL),
 hostile (hostile rows and notifications under two instances), observability (metrics scraped
 from /metrics, and a line's trace from one instance's frame to the other's socket write) and
 fleet (a client resuming on the other instance with its position) and presence (a room's
 connections counted across two instances, and an instance killed with SIGKILL leaving the count
-within the expiry); the last five run when PGHOST is set.
+within the expiry), and memory-relay (memory, with the relay's presence); the last six run when
+PGHOST is set.
 """
 
 import asyncio
@@ -665,6 +667,39 @@ async def presence(server):
         other.stop()
 
 
+async def memory(server, phases=4, per_phase=10_000):
+    """Connections opened and closed in batches of 100 (half with ?after=, lines flowing), while
+    the server's resident memory is read from outside after each phase: it must not keep growing
+    with the count of connections served (within 10 MB of its value after the first phase)."""
+    writer = await connect(server.url("m0"), max_queue=None)  # its own lines are never read
+    await server.wait_for_subscribers(1, timeout=30)
+    readings = []
+    served = 0
+    for _ in range(phases):
+        for batch in range(per_phase // 100):
+            clients = await asyncio.gather(
+                *(
+                    connect(server.url(f"m{index % 4}") + ("?after=" if index % 2 else ""))
+                    for index in range(100)
+                )
+            )
+            await writer.send(f"line {served + batch}")
+            await asyncio.gather(*(client.close() for client in clients))
+        served += per_phase
+        await server.wait_for_subscribers(1, timeout=60)
+        readings.append(server.rss_kb() // 1024)
+        print(f"memory: {served} connections served, RSS {readings[-1]} MB", flush=True)
+    await writer.close()
+    growth = readings[-1] - readings[0]
+    assert growth <= 10, f"RSS grew {growth} MB from {per_phase} to {served} connections: {readings}"
+    print(f"memory: {served} connections, RSS {readings} MB: {growth} MB after the first {per_phase}")
+
+
+async def memory_relay(server):
+    """The same with the relay: every connection also tracks and untracks a presence entry."""
+    await memory(server, phases=4, per_phase=5_000)
+
+
 RELAY_ENVIRONMENT = {"CHAT_RELAY": "postgres", "CHAT_RELAY_CHANNEL": f"chat_test_{os.getpid()}", "LOG_LEVEL": os.environ.get("CHAT_LOG_LEVEL", "error")}
 
 # An expiry short enough for a test, long enough (five heartbeats of 1 s) for a loaded machine.
@@ -682,12 +717,16 @@ SCENARIOS = {
     "observability": (observability, dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory")),  # needs PostgreSQL
     "fleet": (fleet, dict(RELAY_ENVIRONMENT, CHAT_HISTORY=60)),  # needs PostgreSQL
     "presence": (presence, PRESENCE_ENVIRONMENT),  # needs PostgreSQL
+    "memory": (memory, {}),
+    "memory-relay": (memory_relay, RELAY_ENVIRONMENT),  # needs PostgreSQL
 }
 
 
 def main():
     chosen = sys.argv[2:] or [
-        name for name in SCENARIOS if name not in ("relay", "hostile", "observability", "fleet", "presence") or "PGHOST" in os.environ
+        name
+        for name in SCENARIOS
+        if name not in ("relay", "hostile", "observability", "fleet", "presence", "memory-relay") or "PGHOST" in os.environ
     ]
     failed = []
     for name in chosen:

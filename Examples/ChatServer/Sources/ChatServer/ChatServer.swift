@@ -4,6 +4,7 @@ import AsyncMailPostgres
 import AsyncMailServiceLifecycle
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import InMemoryTracing
 import Logging
@@ -25,6 +26,11 @@ struct ChatServer {
         let slowLimit = environment.get("SLOW_LIMIT").flatMap(Int.init) ?? 4_096
         // How long a graceful shutdown may take before the group cancels what is left, in seconds.
         let shutdownLimit = environment.get("SHUTDOWN_LIMIT").flatMap(Int.init) ?? 5
+        // How often an idle connection is pinged, in seconds; 0 turns pings off. Each connection's
+        // ping waits in a `Task.sleep`, which Swift 6.3 keeps for its whole period even once the
+        // connection has closed and cancelled it (swiftlang/swift#60441): a shorter period holds
+        // less memory per recently closed connection (README: "Memory per connection").
+        let pingPeriod = environment.get("CHAT_PING_PERIOD").flatMap(Int64.init) ?? 10
         var logger = Logger(label: "ChatServer")
         logger.logLevel = environment.get("LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
 
@@ -51,6 +57,7 @@ struct ChatServer {
             relay: relay,
             port: port,
             slowLimit: slowLimit,
+            pingPeriod: pingPeriod,
             metrics: metrics,
             tracer: tracer,
             logger: logger
@@ -75,11 +82,12 @@ struct ChatServer {
         relay: PostgresRelay?,
         port: Int,
         slowLimit: Int,
+        pingPeriod: Int64 = 10,
         metrics: PrometheusCollectorRegistry,
         tracer: InMemoryTracer?,
         logger: Logger
     ) -> some ApplicationProtocol {
-        let router = Router(context: ChatContext.self)
+        let router = Router()
         router.get("/stats") { _, _ in
             Stats(subscribers: await mailroom.subscriberCount(ChatLine.self))
         }
@@ -101,47 +109,95 @@ struct ChatServer {
                 Traces(spans: tracer.finishedSpans.map(Traces.Span.init), active: tracer.activeSpans.count)
             }
         }
-        router.ws("/rooms/{room}") { inbound, outbound, context in
-            let room = RoomID(name: context.requestContext.parameters.get("room") ?? "")
-            // In the room's presence while connected; a room name presence cannot take (empty,
-            // or over 256 bytes) is served all the same, and only left out of the count.
-            let presence = UUID().uuidString
-            do {
-                try relay?.track(presence, in: room.name)
-            } catch {
-                context.logger.warning("connection not counted in \(room.name)'s presence: \(error)")
-            }
-            defer { relay?.untrack(presence, in: room.name) }
-            if let after = context.request.uri.queryParameters["after"] {
-                try await serveResumingConnection(
-                    in: room,
-                    after: after,
-                    inbound: inbound,
-                    outbound: outbound,
-                    channel: context.requestContext.channel,
-                    mailroom: mailroom,
-                    slowLimit: slowLimit
+        // `/rooms/{room}` upgrades to a WebSocket here, not through the router (`router.ws`):
+        // HummingbirdWebSocket 2.8.1's router upgrade keeps every connection's request context
+        // (and what it holds) for good, a reference cycle (README: "Memory per connection").
+        return Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                configuration: .init(
+                    ws: .init(
+                        autoPing: pingPeriod > 0 ? .enabled(timePeriod: .seconds(pingPeriod)) : .disabled,
+                        closeTimeout: .seconds(2)
+                    )
                 )
-                return
-            }
+            ) {
+                request,
+                channel,
+                logger in
+                let uri = URI(request.path ?? "")
+                guard let room = Self.room(in: uri.path) else { return .dontUpgrade }  // the router answers
+                let after = uri.queryParameters["after"].map { Substring($0) }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await serve(
+                        in: room,
+                        after: after,
+                        inbound: inbound,
+                        outbound: outbound,
+                        channel: channel,
+                        mailroom: mailroom,
+                        relay: relay,
+                        slowLimit: slowLimit,
+                        logger: logger
+                    )
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            logger: logger
+        )
+    }
+
+    /// The room of a WebSocket path, `/rooms/{room}`, percent-decoded; nil for any other path.
+    static func room(in path: String) -> RoomID? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, parts[1] == "rooms", !parts[2].isEmpty,
+            let name = String(parts[2]).removingPercentEncoding
+        else { return nil }
+        return RoomID(name: name)
+    }
+
+    /// Serves one WebSocket connection in `room`: with positions when it asked for them
+    /// (`?after=`), plain text otherwise; in the room's presence while connected.
+    static func serve(
+        in room: RoomID,
+        after: Substring?,
+        inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter,
+        channel: any Channel,
+        mailroom: Mailroom,
+        relay: PostgresRelay?,
+        slowLimit: Int,
+        logger: Logger
+    ) async throws {
+        // In the room's presence while connected; a room name presence cannot take (empty,
+        // or over 256 bytes) is served all the same, and only left out of the count.
+        let presence = UUID().uuidString
+        do {
+            try relay?.track(presence, in: room.name)
+        } catch {
+            logger.warning("connection not counted in \(room.name)'s presence: \(error)")
+        }
+        defer { relay?.untrack(presence, in: room.name) }
+        if let after {
+            try await serveResumingConnection(
+                in: room,
+                after: after,
+                inbound: inbound,
+                outbound: outbound,
+                channel: channel,
+                mailroom: mailroom,
+                slowLimit: slowLimit
+            )
+        } else {
             try await serveConnection(
                 in: room,
                 inbound: inbound,
                 outbound: outbound,
-                channel: context.requestContext.channel,
+                channel: channel,
                 mailroom: mailroom,
                 slowLimit: slowLimit
             )
         }
-        return Application(
-            router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: .init(ws: .init(closeTimeout: .seconds(2)))
-            ),
-            configuration: .init(address: .hostname("127.0.0.1", port: port)),
-            logger: logger
-        )
     }
 }
 
