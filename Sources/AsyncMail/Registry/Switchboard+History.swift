@@ -128,7 +128,7 @@ extension Switchboard {
                         var recipients = Recipients<M, S>()
                         var now = Lanes()
                         var check = RoomCheck<M>.none
-                        table.capture(
+                        let room = table.capture(
                             from: sender,
                             key: key,
                             room: lookup,
@@ -171,8 +171,12 @@ extension Switchboard {
                         else { return nil }
                         var positioned = PositionedRecipients<M>()
                         if positions?.live != false {
-                            let room = now._room != nil ? table.roomList(lookup, key: key, in: shard) : nil
-                            table.capturePositioned(from: sender, room: room, into: &positioned)
+                            // The room only if its lane is held: a room found that is not the sender's was dropped.
+                            table.capturePositioned(
+                                from: sender,
+                                room: now._room != nil ? room : nil,
+                                into: &positioned
+                            )
                         }
                         if let last = kept.last, let latest = shard._latest {
                             let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue

@@ -91,40 +91,11 @@ extension RouteTable {
         in shard: RouteShard<M>,
         check: inout RoomCheck<M>
     ) -> Lanes {
-        var room: SubscriberList<M>?
-        switch lookup {
-        case .object(let id):
-            if let route = shard._byObject[id] {
-                room = route._subscribers
-                check = .object(route)
-            }
-        case .value(let digest):
-            switch shard._byValue.candidate(for: digest, key: key) {
-            case .none: break
-            case .unverified(let entry):
-                room = entry._value
-                check = .value(entry)
-            case .verified(let found): room = found
-            }
-        case .none:
-            break
-        }
-        return Lanes(type: _lane, room: room?._lane, hearsSeveralRooms: hearsSeveralRooms)
-    }
-
-    /// The room list a post to `lookup` finds in `shard`, whose lock the caller holds, unchecked.
-    @inlinable
-    func roomList(_ lookup: SenderKey.RoomLookup, key: SenderKey, in shard: RouteShard<M>) -> SubscriberList<M>? {
-        switch lookup {
-        case .none: return nil
-        case .object(let id): return shard._byObject[id]?._subscribers
-        case .value(let digest):
-            switch shard._byValue.candidate(for: digest, key: key) {
-            case .none: return nil
-            case .unverified(let entry): return entry._value
-            case .verified(let found): return found
-            }
-        }
+        Lanes(
+            type: _lane,
+            room: room(lookup, key: key, in: shard, check: &check)?._lane,
+            hearsSeveralRooms: hearsSeveralRooms
+        )
     }
 
     /// Appends a post's mail to its room's history (made with `digest`, if it has none yet),

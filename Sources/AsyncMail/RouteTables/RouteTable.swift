@@ -367,7 +367,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Also sets the post's lanes (see ``Lanes``). The room is found by its sender's digest or
     /// address alone: `check` says what the caller checks once the lock is released (see
     /// ``RoomCheck``), and it drops the room (recipients and lane) unless the check holds.
-    @inlinable
+    ///
+    /// Returns the room found (unchecked, like its lanes), for a history post's own recipients.
+    @inlinable @discardableResult
     func capture<S: Sendable>(
         from sender: S?,
         key: SenderKey,
@@ -376,28 +378,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
         check: inout RoomCheck<M>
-    ) {
+    ) -> SubscriberList<M>? {
         recipients._everyone = _everyone._entries
-        var room: SubscriberList<M>?
-        switch lookup {
-        case .object(let id):
-            // The route is keyed by the sender's address: if its (weak) sender is still alive,
-            // it is the posted object, which is alive too. Otherwise it is a departed sender's.
-            if let route = shard._byObject[id] {
-                room = route._subscribers
-                check = .object(route)
-            }
-        case .value(let digest):
-            switch shard._byValue.candidate(for: digest, key: key) {
-            case .none: break
-            case .unverified(let entry):
-                room = entry._value
-                check = .value(entry)
-            case .verified(let found): room = found
-            }
-        case .none:
-            break
-        }
+        let room = room(lookup, key: key, in: shard, check: &check)
         if let room {
             recipients._pinned = room._entries
         }
@@ -423,6 +406,37 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             } else if let ownTypeSubscribers {
                 recipients._bySenderType = .ownType(ownTypeSubscribers)
             }
+        }
+        return room
+    }
+
+    /// The room a post to `lookup` finds in `shard` (whose lock the caller holds), found by its
+    /// sender's digest or address alone, with what the caller checks once the lock is released
+    /// (see ``RoomCheck``); nil when the room has no subscriptions.
+    @inlinable @inline(__always)
+    func room(
+        _ lookup: SenderKey.RoomLookup,
+        key: SenderKey,
+        in shard: RouteShard<M>,
+        check: inout RoomCheck<M>
+    ) -> SubscriberList<M>? {
+        switch lookup {
+        case .object(let id):
+            // The route is keyed by the sender's address: if its (weak) sender is still alive,
+            // it is the posted object, which is alive too. Otherwise it is a departed sender's.
+            guard let route = shard._byObject[id] else { return nil }
+            check = .object(route)
+            return route._subscribers
+        case .value(let digest):
+            switch shard._byValue.candidate(for: digest, key: key) {
+            case .none: return nil
+            case .unverified(let entry):
+                check = .value(entry)
+                return entry._value
+            case .verified(let found): return found
+            }
+        case .none:
+            return nil
         }
     }
 
