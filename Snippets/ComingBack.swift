@@ -32,7 +32,7 @@ await mailroom.post(ChatLine(text: "(elsewhere)"), from: RoomID(name: "hall"))
 await mailroom.post(ChatLine(text: "still here"), from: lobby)
 
 // Back: the position comes back as untrusted text, and the lobby's missed lines come first.
-guard let position = MailPosition(lastSeen) else { fatalError("a position reads back") }
+let position = try MailPosition(parsing: lastSeen)
 let resumed = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: position)
 precondition(resumed.gap == nil, "nothing it missed has been dropped")
 await mailroom.post(ChatLine(text: "welcome back"), from: lobby)
@@ -52,6 +52,12 @@ print("too late:", late.gap.map(String.init(describing:)) ?? "no gap")
 // is per room, so the hall's line is not counted).
 precondition(late.gap == HistoryGap(code: .expired, missed: 3))
 
-// A forged or mangled position is refused, never a crash.
-precondition(MailPosition("0123-not-a-position") == nil)
+// A forged or mangled position is refused with the reason, never a crash, and never read as "no position".
+do {
+    _ = try MailPosition(parsing: "0123-not-a-position")
+    preconditionFailure("a mangled position reads back")
+} catch {
+    print("refused:", error)
+    precondition(error.code == .malformed)
+}
 await mailroom.close()

@@ -170,6 +170,10 @@ extension Mailroom {
     /// default window, zero, checks it without waiting. Give a window only when `action` starts
     /// work that may post later; this is the one helper that waits for its deadline when it passes.
     ///
+    /// It watches with a tap, not a subscription, so it is not demand: it is never counted by
+    /// `subscriberCount`, and it starts no `whileSubscribed` work. To check that such work is
+    /// idle, use ``expectWork(_:from:running:within:sourceLocation:)``.
+    ///
     /// ```swift
     /// await mailroom.expectNoMail(OrderShipped.self) {
     ///     await cancelOrder(42, via: mailroom)
@@ -182,21 +186,15 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows {
-        let arrived = Arrivals<M>()
-        let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
-        try await action()
-        if arrived.count == 0, window > .zero {
-            _ = await Self.first(in: stream, within: window, at: nil) { _ in true }  // meant to run out
-        }
-        guard arrived.count == 0 else {
-            Issue.record("expected no \(M.self) from \(senders); \(arrived.describe())", sourceLocation: sourceLocation)
-            return
+        try await expectNone(M.self, heard: senders.hears, window: window, action, at: sourceLocation) { arrived in
+            "expected no \(M.self) from \(senders); \(arrived.describe())"
         }
     }
 
     /// Runs `action`, and records an `Issue` at `sourceLocation` if any mail of type `M` from a
     /// sender of type `S` was posted meanwhile, or within `window` after it:
-    /// ``expectNoMail(_:from:waiting:sourceLocation:during:)`` for a sender-type subscription.
+    /// ``expectNoMail(_:from:waiting:sourceLocation:during:)`` for a sender-type subscription,
+    /// watched with a tap in the same way, so it is not demand either.
     ///
     /// ```swift
     /// await mailroom.expectNoMail(Score.self, fromAny: Player.self) {
@@ -210,24 +208,40 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows {
+        let heard: @Sendable ((any Sendable)?) -> Bool = { $0 is S }
+        try await expectNone(M.self, heard: heard, window: window, action, at: sourceLocation) { arrived in
+            "expected no \(M.self) from any \(S.self); \(arrived.describe())"
+        }
+    }
+
+    /// The one body of `expectNoMail`: a tap records every mail of `M` whose sender `heard`
+    /// accepts, as each post delivers it (a tap's filter runs in the post), then `action` runs.
+    private nonisolated(nonsending) func expectNone<M: Mail>(
+        _ type: M.Type,
+        heard: @escaping @Sendable ((any Sendable)?) -> Bool,
+        window: Duration,
+        _ action: () async throws -> Void,
+        at sourceLocation: SourceLocation,
+        message: (Arrivals<M>) -> String
+    ) async rethrows {
         let arrived = Arrivals<M>()
-        let stream = await subscribe(to: M.self, fromAny: S.self, where: arrived.record)
+        let tap = await self.tap(bufferingPolicy: .bufferingNewest(1)) { posted in
+            guard let mail = posted.mail(as: M.self), heard(posted.sender) else { return false }
+            return arrived.record(mail)
+        }
         try await action()
         if arrived.count == 0, window > .zero {
-            _ = await Self.first(in: stream, within: window, at: nil) { _ in true }  // meant to run out
+            _ = await Self.first(in: tap, within: window, at: nil) { _ in true }  // meant to run out
         }
         guard arrived.count == 0 else {
-            Issue.record(
-                "expected no \(M.self) from any \(S.self); \(arrived.describe())",
-                sourceLocation: sourceLocation
-            )
+            Issue.record(Comment(rawValue: message(arrived)), sourceLocation: sourceLocation)
             return
         }
     }
 
     /// Reads `stream` until a mail for which `done` holds, and returns it; nil when `limit`
     /// passes first. A wait at a `sourceLocation` is logged (``WaitLog``).
-    private static func first<Element: Sendable>(
+    static func first<Element: Sendable>(
         in stream: AsyncStream<Element>,
         within limit: Duration,
         at sourceLocation: SourceLocation?,
@@ -243,7 +257,7 @@ extension Mailroom {
 
 /// The mails posted to a helper's subscription, recorded by its filter as each post delivers
 /// them, so that what a helper reports is exact however late its reading task runs.
-private final class Arrivals<M: Mail>: Sendable {
+final class Arrivals<M: Mail>: Sendable {
     private let received = Locked<[M]>([])
 
     /// Records one mail; always accepts it. A subscription's `where:` filter, run at post time.

@@ -27,7 +27,10 @@ extension Observation {
         guard handled == nil else { return }
         let (accepted, finished) = progressCounts
         Issue.record(
-            "expected the observation to handle the \(accepted) mails posted to it within \(limit); it handled \(finished)",
+            Comment(
+                rawValue: "expected the observation to handle the \(counting(accepted, "mail")) posted to it within "
+                    + "\(limit); it handled \(finished)"
+            ),
             sourceLocation: sourceLocation
         )
     }

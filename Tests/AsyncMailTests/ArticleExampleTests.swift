@@ -165,7 +165,8 @@ struct ArticleExampleTests {
             print(envelope.sender.name, envelope.mail.text)  // alice hi
             break
         }
-        #expect(await mailroom.subscriberCount(Said.self, from: .only(alice)) == 1)
+        // Whom a post from alice would reach: her own subscription, and the one to every player.
+        #expect(await mailroom.subscriberCount(Said.self, from: .only(alice)) == 2)
         #expect(await mailroom.subscriberCount(Said.self, from: .only(RoomID(name: "lobby"))) == 1)
         withExtendedLifetime((fromAlice, inLobby)) {}
     }

@@ -35,14 +35,17 @@ struct HistoryArticleTests {
         await mailroom.post(ChatLine(text: "again"), from: lobby)
         try await waitUntil { client.frames.withLock { $0.count } == 2 }
         connection.cancel()
-        let lastSeen = try #require(MailPosition(String(client.frames.withLock { $0[0] }.split(separator: "\"")[3])))
+        let lastSeen = try MailPosition(parsing: client.frames.withLock { $0[0] }.split(separator: "\"")[3])
         await mailroom.post(ChatLine(text: "while away"), from: lobby)
 
         // snippet.show
         // The client hands back the last position it saw, as a string: untrusted input.
         let query: String = lastSeen.description
-        guard let position = MailPosition(query) else {
-            return  // a malformed position: answer 400, say, and let the client start afresh
+        let position: MailPosition
+        do {
+            position = try MailPosition(parsing: query)
+        } catch {
+            return  // malformed (error.reason says how): tell the client to start afresh
         }
         let catchingUp = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: position)
         if let gap = catchingUp.gap {

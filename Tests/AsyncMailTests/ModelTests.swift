@@ -704,7 +704,17 @@ private final class ModelRun {
         for subscription in subscriptions where subscription.kind == kind && subscription.state == .senderGone {
             subscription.state = .ended
         }
-        let expected = subscriptions.filter { $0.kind == kind && $0.counted && $0.route == route }.count
+        // The demand rule: whom a post from that sender would reach (its room, every sender, and
+        // for a RoomID, the subscriptions to every RoomID sender).
+        func reaches(_ subscription: Route) -> Bool {
+            switch subscription {
+            case .everyone: true
+            case .roomSenders: if case .value = route { true } else { false }
+            case .tap: false
+            case .object, .value: subscription == route
+            }
+        }
+        let expected = subscriptions.filter { $0.kind == kind && $0.counted && reaches($0.route) }.count
         log("count \(typeName(kind)) from \(route) = \(expected)")
         #expect(actual == expected, "subscriberCount(\(typeName(kind)), from: .only(\(route))); \(context)")
     }

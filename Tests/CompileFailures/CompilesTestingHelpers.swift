@@ -23,3 +23,24 @@ func placesAnOrder(_ mailroom: Mailroom) async {
     await mailroom.expectNoMail(OrderPlaced.self, fromAny: Chef.self) {}
     let _: Int = await mailroom.subscriberCount(OrderPlaced.self)
 }
+
+/// The right calls that the misplaced-sender messages name, as a newcomer then writes them.
+func theCallsTheMessagesName(_ mailroom: Mailroom, chef: Chef) async throws {
+    let room = Chef()
+    await mailroom.retainHistory(OrderPlaced.self, count: 10)
+    await mailroom.expectMail(OrderPlaced.self, from: .only(chef)) {
+        await mailroom.post(OrderPlaced(id: 5), from: chef)
+    }
+    await mailroom.expectNoMail(OrderPlaced.self, from: .only(room)) {}
+    let resumed = try await mailroom.expectMail(OrderPlaced.self, from: .only(chef), after: nil) {
+        await mailroom.post(OrderPlaced(id: 6), from: chef)
+    }
+    let position: MailPosition = try MailPosition(parsing: resumed[0].position.description)
+    let again = try await mailroom.subscribe(to: OrderPlaced.self, from: .only(chef), after: position)
+    for await positioned in again.mail { _ = positioned.position }
+    await mailroom.expectWork(OrderPlaced.self, from: .only(chef), running: false)
+    await mailroom.expectWork(OrderPlaced.self, fromAny: Chef.self, running: false)
+    let _: AsyncStream<Int> = await mailroom.subscriberCounts(OrderPlaced.self, from: .only(chef))
+    await mailroom.whileSubscribed(to: OrderPlaced.self, from: .only(chef), stopAfter: .seconds(5)) {}
+    await mailroom.whileSubscribed(to: OrderPlaced.self, fromAny: Chef.self) {}
+}

@@ -93,6 +93,64 @@ extension Mailroom {
         fatalError("unavailable")
     }
 
+    @available(
+        *,
+        unavailable,
+        message: "a sender type is not a sender: use subscribe(to:fromAny:after:) to resume every sender of a type"
+    )
+    public nonisolated(nonsending) func subscribe<M: Mail, S>(
+        to type: M.Type,
+        from senderType: S.Type,
+        after position: MailPosition?,
+        bufferingPolicy: AsyncStream<Positioned<M>>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<M>>> {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message: "a sender type is not a sender: use subscribe(to:fromAny:after:) to resume every sender of a type"
+    )
+    public nonisolated(nonsending) func subscribe<M: Mail, S>(
+        to type: M.Type,
+        from senderType: S.Type,
+        after position: MailPosition?,
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<M>>> {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message:
+            "a sender type is not a sender: use subscriberCounts(_:fromAny:) to watch the subscriptions to every sender of a type"
+    )
+    public nonisolated(nonsending) func subscriberCounts<M: Mail, S>(
+        _ type: M.Type,
+        from senderType: S.Type
+    ) async -> AsyncStream<Int> {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message:
+            "a sender type is not a sender: use whileSubscribed(to:fromAny:) to run while someone hears every sender of a type"
+    )
+    public nonisolated(nonsending) func whileSubscribed<M: Mail, S>(
+        to type: M.Type,
+        from senderType: S.Type,
+        stopAfter grace: Duration = .zero,
+        run work: @escaping @Sendable () async -> Void
+    ) async {
+        fatalError("unavailable")
+    }
+
     // MARK: A bare sender
 
     @available(*, unavailable, message: "name one sender with .only: subscribe(to:from: .only(sender))")
@@ -157,6 +215,50 @@ extension Mailroom {
         _ type: M.Type,
         from sender: S
     ) async -> Int {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: subscribe(to:from: .only(sender), after:)")
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        from sender: S,
+        after position: MailPosition?,
+        bufferingPolicy: AsyncStream<Positioned<M>>.Continuation.BufferingPolicy = .unbounded,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<M>>> {
+        fatalError("unavailable")
+    }
+
+    @available(
+        *,
+        unavailable,
+        message: "name one sender with .only: subscribe(to:from: .only(sender), after:backlogLimit:)"
+    )
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        from sender: S,
+        after position: MailPosition?,
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<M>>> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: subscriberCounts(_:from: .only(sender))")
+    public nonisolated(nonsending) func subscriberCounts<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        from sender: S
+    ) async -> AsyncStream<Int> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "name one sender with .only: whileSubscribed(to:from: .only(sender))")
+    public nonisolated(nonsending) func whileSubscribed<M: Mail, S: Sendable>(
+        to type: M.Type,
+        from sender: S,
+        stopAfter grace: Duration = .zero,
+        run work: @escaping @Sendable () async -> Void
+    ) async {
         fatalError("unavailable")
     }
 }

@@ -365,13 +365,17 @@ public final actor Mailroom {
 
     // MARK: Inspecting and closing
 
-    /// The number of live subscriptions to a mail type: all of them, or those pinned to one sender.
+    /// The number of live subscriptions to a mail type: all of them, or those that would hear a
+    /// post from one sender.
     ///
-    /// `senders` narrows the count the way it narrows a subscription. With ``Senders/everyone``,
-    /// the default, nothing is narrowed: every subscription to the type is counted, whatever its
-    /// sender filter (pinned, sender-type and every-sender subscriptions alike). With `.only(_:)`,
-    /// only the subscriptions pinned to that sender are counted: how many are in that room. Leaving
-    /// `senders` out and passing `.everyone` are the same call. Taps are never counted.
+    /// With ``Senders/everyone``, the default, every subscription to the type is counted, whatever
+    /// it hears (pinned, sender-type and every-sender subscriptions alike). With `.only(sender)`,
+    /// a subscription is counted if a post from `sender` would reach it: those pinned to that
+    /// sender (its room), those that hear every sender (`.everyone`), and those that hear every
+    /// sender of one of its types (`fromAny:`). Whatever else narrows a subscription (a `where:`
+    /// filter, a position, a backlog limit) does not change whether it counts. This is the demand
+    /// rule of ``subscriberCounts(_:from:)`` and ``whileSubscribed(to:from:stopAfter:run:)``; the
+    /// *Server Patterns* article has it as a table. Taps are never counted.
     ///
     /// Exact at the moment it is read: a subscription whose consumer has left its loop is never
     /// counted, and this call first ends subscriptions whose pinned object sender is gone. Like
@@ -379,20 +383,21 @@ public final actor Mailroom {
     ///
     /// ```swift
     /// let everyone = await mailroom.subscriberCount(ChatLine.self)
-    /// let inLobby = await mailroom.subscriberCount(ChatLine.self, from: .only(RoomID("lobby")))
+    /// let hearingLobby = await mailroom.subscriberCount(ChatLine.self, from: .only(RoomID("lobby")))
     /// ```
     public nonisolated(nonsending) func subscriberCount<M: Mail>(
         _ type: M.Type,
         from senders: Senders = .everyone
     ) async -> Int {
-        _switchboard.subscriberCount(M.self, counting: senders.key.map { .hearing($0) } ?? .all)
+        _switchboard.subscriberCount(M.self, counting: senders.key.map { .reaching($0) } ?? .all)
     }
 
     /// The number of live subscriptions to a mail type that hear every sender of `senderType`,
     /// made with `subscribe(to:fromAny:)` or `observe(_:fromAny:owner:)` for exactly that type.
     ///
-    /// Exact under the same rules as ``subscriberCount(_:from:)``. A subscription to a supertype or
-    /// protocol of `senderType` is counted under its own type, not this one.
+    /// Exact under the same rules as ``subscriberCount(_:from:)``. Only `fromAny:` subscriptions
+    /// are counted here, not `.everyone` ones (a sender type is not a room). A subscription to a
+    /// supertype or protocol of `senderType` is counted under its own type, not this one.
     ///
     /// ```swift
     /// let watchingPlayers = await mailroom.subscriberCount(Score.self, fromAny: Player.self)

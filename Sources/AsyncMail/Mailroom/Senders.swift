@@ -96,6 +96,24 @@ public struct Senders: Sendable, CustomStringConvertible {
     /// when a sender is named.
     package var isEveryone: Bool { key == nil }
 
+    /// Whether a post from `sender` (as a tap sees it, ``PostedMail/sender``) is one these senders
+    /// hear, by the rule a post follows. For AsyncMailTesting's `expectNoMail`, which watches with
+    /// a tap so that it is not demand.
+    package func hears(_ sender: (any Sendable)?) -> Bool {
+        guard let key else { return true }
+        guard let sender else { return false }
+        return SenderKey(classifying: sender).isSameSender(as: key)
+    }
+
+    /// What a `whileSubscribed` work for these senders is known by; holds no sender.
+    var _workKey: Demand.WorkKey {
+        switch _kind {
+        case .everyone: .all
+        case .object(let object): .object(ObjectIdentifier(object))
+        case .value(let value): .value(value)
+        }
+    }
+
     /// Where a post's sender is looked up for this value; nil for ``everyone``.
     @inlinable
     var key: SenderKey? {

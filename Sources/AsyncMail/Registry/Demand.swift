@@ -23,8 +23,34 @@ final class Demand: Sendable {
         var isReading = false
     }
 
+    /// What a `whileSubscribed` work is keyed by: what its count counts, with no sender held (an
+    /// object is named by its address, which the caller's `Senders` keeps alive meanwhile).
+    enum WorkKey: Sendable, Equatable {
+        case all
+        case object(ObjectIdentifier)
+        case value(ValueSender)
+        case senderType(ObjectIdentifier)
+    }
+
+    /// Where a `whileSubscribed` work stands.
+    enum WorkPhase: Sendable {
+        /// Not started, or stopped: nobody subscribed.
+        case idle
+        /// Started, and subscribers remain.
+        case running
+        /// Started, and the last subscriber left: it stops when its grace (`stopAfter:`) ends.
+        case lingering
+    }
+
+    private struct Work {
+        let type: ObjectIdentifier
+        let key: WorkKey
+        var phase = WorkPhase.idle
+    }
+
     private struct State {
         var watchers: [Int: Watcher] = [:]
+        var works: [Int: Work] = [:]
         var nextID = 0
         var isClosed = false
     }
@@ -59,6 +85,46 @@ final class Demand: Sendable {
         continuation.onTermination = { [weak self] _ in self?.remove(id) }
         refresh(id)
         return stream
+    }
+
+    // MARK: The works of `whileSubscribed`
+
+    /// Registers a `whileSubscribed` work, idle; its watchers are told of every change of phase.
+    func addWork(_ type: ObjectIdentifier, _ key: WorkKey) -> Int {
+        state.withLock { state in
+            state.nextID += 1
+            state.works[state.nextID] = Work(type: type, key: key)
+            return state.nextID
+        }
+    }
+
+    /// Moves a work to `phase`.
+    func setWork(_ id: Int, _ phase: WorkPhase) {
+        let type = state.withLock { state -> ObjectIdentifier? in
+            state.works[id]?.phase = phase
+            return state.works[id]?.type
+        }
+        if let type { refresh(watchersOf: type) }
+    }
+
+    /// Forgets a work that returned.
+    func removeWork(_ id: Int) {
+        guard let removed = state.withLock({ $0.works.removeValue(forKey: id) }) else { return }
+        refresh(watchersOf: removed.type)
+    }
+
+    /// How many works of `type` and `key` are in each phase but idle.
+    func works(_ type: ObjectIdentifier, _ key: WorkKey) -> (running: Int, lingering: Int) {
+        state.withLock { state in
+            state.works.values.reduce(into: (running: 0, lingering: 0)) { counts, work in
+                guard work.type == type, work.key == key else { return }
+                switch work.phase {
+                case .idle: break
+                case .running: counts.running += 1
+                case .lingering: counts.lingering += 1
+                }
+            }
+        }
     }
 
     /// Ends every watcher's stream: the mailroom closed.

@@ -38,13 +38,18 @@ extension Switchboard {
 
     // MARK: Counting and closing
 
-    /// Which subscriptions ``subscriberCount(_:counting:)`` counts.
+    /// Which subscriptions ``subscriberCount(_:counting:)`` counts: the demand rule, in one place.
+    ///
+    /// A subscription counts for a sender if a post from that sender would reach it, whatever
+    /// else narrows it (a `where:` filter, a position, a backlog limit): its own room's, every
+    /// sender's (`.everyone`), and those that hear every sender of one of the sender's types
+    /// (`fromAny:`). Taps are never counted.
     @usableFromInline
     enum Counted {
         /// Every subscription to the type, whatever it hears.
         case all
-        /// Those pinned to exactly this sender.
-        case hearing(SenderKey)
+        /// Those a post from this sender would reach.
+        case reaching(SenderKey)
         /// Those that hear every sender of exactly this type (`fromAny:`).
         case senderType(ObjectIdentifier)
     }
@@ -58,7 +63,7 @@ extension Switchboard {
         let count: Int
         switch counted {
         case .all: count = table._count.load(ordering: .relaxed)
-        case .hearing(let key): count = table.count(hearing: key)
+        case .reaching(let key): count = table.count(reaching: key)
         case .senderType(let type): count = table.count(ofSenderType: type)
         }
         for continuation in departed { continuation.finish() }

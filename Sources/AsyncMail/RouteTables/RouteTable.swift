@@ -454,25 +454,40 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         return matches
     }
 
-    /// The subscriptions that hear exactly one sender, or every sender when `key` is nil; call
-    /// after ``sweepDepartedSenders()``, so that an object route at `key`'s address is the live
-    /// sender's (the caller holds the sender).
+    /// The subscriptions a post from `key`'s sender would reach: its room's, every sender's, and
+    /// those that hear every sender of one of its types (`fromAny:`). The demand rule (see
+    /// ``Switchboard/Counted``). Call after ``sweepDepartedSenders()``, so that an object route at
+    /// `key`'s address is the live sender's (the caller holds the sender).
     @usableFromInline
-    func count(hearing key: SenderKey?) -> Int {
+    func count(reaching key: SenderKey) -> Int {
+        let sender: Any?
+        let room: Int
         switch key {
-        case nil:
-            return withShard(0) { shard in shard.withLock { _everyone.count + _positionedEveryone.count } }
-        case .object(let sender)?:
-            return withShard(Self.shardIndex(.object(sender._id))) { shard in
-                shard.withLock { shard._byObject[sender._id].map { $0._subscribers.count } ?? 0 }
+        case .object(let object):
+            sender = object.object
+            room = withShard(Self.shardIndex(.object(object._id))) { shard in
+                shard.withLock { shard._byObject[object._id].map { $0._subscribers.count } ?? 0 }
             }
-        case .value(let value)?:
-            return withShard(Self.shardIndex(.value(SenderDigest(value)))) { shard in
+        case .value(let value):
+            sender = value._value
+            room = withShard(Self.shardIndex(.value(SenderDigest(value)))) { shard in
                 shard.withLock { shard._byValue[value]?.count ?? 0 }
             }
-        case .none?:
-            return 0
+        case .none:
+            sender = nil
+            room = 0
         }
+        // The lists that hear several rooms are read holding shard 0's lock (see the type's notes).
+        let severalRooms = withShard(0) { shard in
+            shard.withLock {
+                var count = _everyone.count + _positionedEveryone.count
+                guard let sender else { return count }
+                for list in _bySenderType.values where list.isSenderType(of: sender) { count += list.count }
+                for list in _positionedBySenderType.values where list.isSenderType(of: sender) { count += list.count }
+                return count
+            }
+        }
+        return room + severalRooms
     }
 
     /// The subscriptions to every sender of the type `key` names (`fromAny:`).

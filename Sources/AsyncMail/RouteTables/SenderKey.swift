@@ -40,6 +40,16 @@ enum SenderKey {
         }
     }
 
+    /// Whether the two keys name one sender: the same object, or equal values of one type.
+    @usableFromInline
+    func isSameSender(as other: SenderKey) -> Bool {
+        switch (self, other) {
+        case (.object(let left), .object(let right)): left._id == right._id
+        case (.value(let left), .value(let right)): left == right
+        case (.none, _), (.object, _), (.value, _): false
+        }
+    }
+
     /// Where a table looks for this sender's room: trivially copied, so that a post works it out
     /// before taking the table's lock and copies no existential under it.
     @usableFromInline

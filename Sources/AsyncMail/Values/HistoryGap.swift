@@ -32,8 +32,11 @@ public struct HistoryGap: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        let count = missed.map { "\($0) mails" } ?? "an unknown number of mails"
-        return code == .expired
-            ? "\(count) after the position are no longer kept" : "the position is of another epoch: \(count) missed"
+        guard code == .expired else {
+            return
+                "the position is of another epoch: \(missed.map { counting($0, "mail") } ?? "an unknown number of mails") missed"
+        }
+        guard let missed else { return "an unknown number of mails after the position are no longer kept" }
+        return counting(missed, "mail") + " after the position " + (missed == 1 ? "is" : "are") + " no longer kept"
     }
 }

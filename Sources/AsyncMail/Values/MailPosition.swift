@@ -10,16 +10,18 @@
 /// starts at. Positions of one room compare in that order; positions of different rooms, types
 /// or epochs are ordered too, but that order means nothing.
 ///
-/// `description` is a string a server can hand to its client, and `init?(_:)` reads one back.
-/// That string is **untrusted input**: anything but a position's own form is refused, and
-/// ``init(parsing:)`` says why.
+/// `description` is a string a server can hand to its client, and ``init(parsing:)`` reads one
+/// back. That string is **untrusted input**: anything but a position's own form is refused with
+/// ``PositionError/Code/malformed`` and the reason, never read as "no position". There is no
+/// failable `init?(_:)`, so a mangled position cannot turn into `nil`, which `after:` reads as
+/// "start live", without the caller writing so.
 ///
 /// ```swift
-/// let text = position.description          // "5f3a9c0d12e4b7a1-0c1d2e3f-9a8b7c6d-42"
-/// let back = MailPosition(text)            // the same position
-/// #expect(MailPosition("not a position") == nil)
+/// let text = position.description                  // "5f3a9c0d12e4b7a1-0c1d2e3f-9a8b7c6d-42"
+/// let back = try MailPosition(parsing: text)       // the same position
+/// #expect(throws: PositionError.self) { try MailPosition(parsing: "not a position") }
 /// ```
-public struct MailPosition: Sendable, Hashable, Comparable, LosslessStringConvertible {
+public struct MailPosition: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The mailroom's epoch.
     public let epoch: UInt64
     /// The mail type's digest: which type's history this position is in.
@@ -78,10 +80,13 @@ public struct MailPosition: Sendable, Hashable, Comparable, LosslessStringConver
         self.init(epoch: epoch, stream: UInt32(stream), room: UInt32(room), sequence: sequence)
     }
 
-    /// Reads a position from its string; nil for anything else (see ``init(parsing:)``).
+    @available(
+        *,
+        unavailable,
+        message: "a position from outside is untrusted: use try MailPosition(parsing:), which says why it is refused"
+    )
     public init?(_ description: String) {
-        guard let position = try? MailPosition(parsing: description) else { return nil }
-        self = position
+        fatalError("unavailable")
     }
 
     /// The position as a string a client can keep and hand back.

@@ -69,20 +69,21 @@ private func resume(
     mailroom: Mailroom,
     slowLimit: Int
 ) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: Int??) {
-    let position = text.isEmpty ? nil : text == "oldest" ? .oldestKept : MailPosition(String(text))
     func subscribe(
         after position: MailPosition?
     ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<ChatLine>>> {
         try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: slowLimit)
     }
-    guard text.isEmpty || position != nil else { return (try await subscribe(after: nil), .some(nil)) }  // mangled
+    guard !text.isEmpty else { return (try await subscribe(after: nil), nil) }  // `?after=`: live, no reset
     do {
+        // One throwing parse: a mangled position is refused, never read as "no position".
+        let position = text == "oldest" ? .oldestKept : try MailPosition(parsing: text)
         let resumed = try await subscribe(after: position)
         let reset: Int?? = resumed.gap.map { gap -> Int? in gap.missed }
         return (resumed, reset)
     } catch {
         guard error.code != .noHistory else { throw error }
-        // Another type's, or past the newest line (forged): live from here, after a reset.
+        // Mangled, another type's, or past the newest line (forged): live from here, after a reset.
         return (try await subscribe(after: nil), .some(nil))
     }
 }

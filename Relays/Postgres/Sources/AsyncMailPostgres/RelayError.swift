@@ -1,3 +1,5 @@
+import RelayWire
+
 /// A relay that could not start, or a flush that could not promise publication.
 ///
 /// Switch over ``code``; codes may be added in any release, so such a `switch` keeps a
@@ -81,7 +83,7 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notRunning:
             "the relay is not running: flush only while run() is running (a service group starts it)"
         case .notRelayed:
-            "\(mails ?? 0) mails posted since the last flush were not relayed (too large, the outbound queue "
+            "\(counting(mails ?? 0, "mail")) posted since the last flush \(mails == 1 ? "was" : "were") not relayed (too large, the outbound queue "
                 + "full, or dropped by a failed publish); each was reported as a RelayEvent and counted"
         }
     }

@@ -1,3 +1,5 @@
+import RelayWire
+
 /// Something a relay did or met, for monitoring; every event is also logged and counted in
 /// ``RelayCounters``.
 ///
@@ -179,21 +181,21 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         return switch code.base {
         case .listening: "listening"
         case .disconnected: "disconnected: \(reason); reconnecting with backoff"
-        case .gap: "gap: \(mails ?? 0) mails from \(origin ?? "?") lost"
-        case .publishFailed: "publishing \(mails ?? 0) mails failed: \(reason)"
+        case .gap: "gap: \(counting(mails ?? 0, "mail")) from \(origin ?? "?") lost"
+        case .publishFailed: "publishing \(counting(mails ?? 0, "mail")) failed: \(reason)"
         case .oversize:
-            "oversize: a \(wireName) of \(bytes ?? 0) bytes was not relayed (delivered here only); "
+            "oversize: a \(wireName) of \(counting(bytes ?? 0, "byte")) was not relayed (delivered here only); "
                 + "raise maximumMailBytes or send less"
         case .unknownType: "unknown wire type \"\(wireName)\" skipped: register it in this process"
         case .decodeFailed: "a \(wireName) failed to decode and was skipped: \(reason)"
         case .queueOverflow:
-            "outbound queue full: \(posts ?? 0) posts not relayed; the database is slower than the posts"
+            "outbound queue full: \(counting(posts ?? 0, "post")) not relayed; the database is slower than the posts"
         case .rejected: "rejected a received payload: \(reason)"
         case .expired:
-            "expired: \(mails ?? 0) mails were deleted by the retention before this relay read them; "
+            "expired: \(counting(mails ?? 0, "mail")) \(mails == 1 ? "was" : "were") deleted by the retention before this relay read them; "
                 + "raise the retention or keep the relay connected"
         case .presenceExpired:
-            "presence: instance \(origin ?? "?") stopped beating; its \(entries ?? 0) entries were removed"
+            "presence: instance \(origin ?? "?") stopped beating; its \(counting(entries ?? 0, "entry", plural: "entries")) \(entries == 1 ? "was" : "were") removed"
         }
     }
 }

@@ -163,7 +163,9 @@ extension InboundReceiver.Action {
         let notes: [InboundReceiver.Note]
         switch self {
         case .deliver(let post, _, let found):
-            guard (1...WireLimits.maximumNumber).contains(post.count) else { return "delivers \(post.count) mails" }
+            guard (1...WireLimits.maximumNumber).contains(post.count) else {
+                return "delivers \(counting(post.count, "mail"))"
+            }
             notes = found
         case .report(let found):
             notes = found

@@ -237,7 +237,9 @@ private struct InboundEnvelope: Decodable {
                 sender = try senderCodec.decode(container)
             }
             var post = try mailCodec.decode(container)
-            guard post.count == count else { throw Invalid(description: "count \(count) for \(post.count) mails") }
+            guard post.count == count else {
+                throw Invalid(description: "count \(count) for \(counting(post.count, "mail"))")
+            }
             post.trace = trace
             post.sentAt = sentAt
             content = .decoded(post, sender: sender)
@@ -256,7 +258,7 @@ private struct InboundEnvelope: Decodable {
     /// count is what every counter adds, so it must be the real one.
     private static func requireMails(_ count: Int, in container: KeyedDecodingContainer<WireKey>) throws {
         let carried = try container.decode([Skipped].self, forKey: .mails).count
-        guard carried == count else { throw Invalid(description: "count \(count) for \(carried) mails") }
+        guard carried == count else { throw Invalid(description: "count \(count) for \(counting(carried, "mail"))") }
     }
 }
 

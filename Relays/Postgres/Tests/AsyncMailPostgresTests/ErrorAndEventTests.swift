@@ -24,6 +24,17 @@ struct ErrorAndEventTests {
         #expect(gap.entries == nil)
     }
 
+    @Test("a count of one reads in the singular: '1 mail', '1 entry was removed'")
+    func countsOfOne() {
+        #expect(RelayEvent.gap(origin: "a", missing: 1).description == "gap: 1 mail from a lost")
+        #expect(
+            RelayEvent.presenceExpired(instance: "b", entries: 1).description
+                == "presence: instance b stopped beating; its 1 entry was removed"
+        )
+        #expect(RelayEvent.queueOverflow(posts: 1).description.hasPrefix("outbound queue full: 1 post not relayed;"))
+        #expect(RelayEvent.oversize(type: "t", bytes: 1).description.hasPrefix("oversize: a t of 1 byte was"))
+    }
+
     @Test("every code is distinct and named, so a dashboard can key on it")
     func codesAreDistinct() {
         let events: [RelayEvent.Code] = [
