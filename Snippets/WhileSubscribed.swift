@@ -6,6 +6,10 @@ struct Tick: Mail {
     let number: Int
 }
 
+struct Quote: Mail {
+    let price: Int
+}
+
 let mailroom = Mailroom()
 
 // Each run of the ticker says when it starts and when it stops.
@@ -60,8 +64,34 @@ for await tick in again {
     break
 }
 
-// Closing the mailroom ends the subscriptions, the counts and the ticker.
+// A feed for one symbol, kept running through quick reconnects: after its last listener leaves,
+// `stopAfter` gives it a grace before it is cancelled, and a listener back within it finds it running.
+let (feedRuns, feedRun) = AsyncStream.makeStream(of: String.self)
+let acmeFeed = Task {
+    await mailroom.whileSubscribed(to: Quote.self, from: .only("ACME"), stopAfter: .seconds(30)) {
+        feedRun.yield("started")
+        while !Task.isCancelled {
+            await mailroom.post(Quote(price: 100), from: "ACME")
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+// A board that hears every symbol is demand for ACME's feed: a post from "ACME" would reach it.
+var board: AsyncStream<Quote>? = await mailroom.subscribe(to: Quote.self)
+let feedStarted = await next(feedRuns)
+precondition(feedStarted == "started")
+board = nil  // the board reconnects...
+board = await mailroom.subscribe(to: Quote.self)  // ...within the grace: the feed is not started again
+let quote = await next(board!)
+precondition(quote?.price == 100)
+
+// Closing the mailroom ends the subscriptions, the counts, the ticker and the feed.
 await mailroom.close()
+await acmeFeed.value
+feedRun.finish()
+var feedRestarts: [String] = []
+for await run in feedRuns { feedRestarts.append(run) }
+precondition(feedRestarts.isEmpty, "one start for the board and its reconnect")
 let atClose = await next(runs)
 precondition(atClose == "stopped")
 await ticker.value

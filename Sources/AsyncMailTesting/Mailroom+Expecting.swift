@@ -163,6 +163,41 @@ extension Mailroom {
         return match
     }
 
+    /// Runs `action`, then returns the first mail of type `M` from any sender of type `S` that
+    /// satisfies `predicate`, with its sender, waiting for it up to `limit`:
+    /// ``expectMail(_:from:within:sourceLocation:during:where:)`` for a sender-type subscription,
+    /// with the same issue.
+    ///
+    /// ```swift
+    /// let high = await mailroom.expectMail(Score.self, fromAny: Player.self) {
+    ///     await mailroom.post(Score(points: 3), from: Player(name: "ada"))
+    /// } where: { $0.points > 2 }
+    /// #expect(high?.sender.name == "ada")
+    /// ```
+    @discardableResult
+    public nonisolated(nonsending) func expectMail<M: Mail, S: Sendable>(
+        _ type: M.Type,
+        fromAny senderType: S.Type,
+        within limit: Duration = .seconds(20),
+        sourceLocation: SourceLocation = #_sourceLocation,
+        during action: () async throws -> Void,
+        where predicate: @escaping @Sendable (M) -> Bool
+    ) async rethrows -> Envelope<M, S>? {
+        let arrived = Arrivals<M>()
+        let stream = await subscribe(to: M.self, fromAny: S.self, where: arrived.record)
+        let elsewhere = await OtherSenders<M>.watch(self, besides: nil)
+        try await action()
+        guard let match = await Self.first(in: stream, within: limit, at: sourceLocation, where: { predicate($0.mail) })
+        else {
+            let message =
+                "expected one \(M.self) from any \(S.self) that matches the predicate within \(limit); "
+                + "none of them did: \(arrived.describe())" + elsewhere.describe(besides: arrived.count)
+            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+            return nil
+        }
+        return match
+    }
+
     /// Runs `action`, and records an `Issue` at `sourceLocation` if any mail of type `M` from
     /// `senders` was posted meanwhile, or within `window` after it.
     ///

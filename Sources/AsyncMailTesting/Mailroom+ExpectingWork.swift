@@ -2,7 +2,7 @@ import AsyncMail
 import Testing
 
 extension Mailroom {
-    /// Waits until the work that ``Mailroom/whileSubscribed(to:from:stopAfter:run:)`` runs for
+    /// Waits until the work that `whileSubscribed(to:from:stopAfter:run:)` runs for
     /// `type` and `senders` is running (`running: true`) or stopped (`running: false`), without
     /// subscribing: the check is never demand, so it starts and keeps nothing running.
     ///
@@ -36,7 +36,7 @@ extension Mailroom {
     }
 
     /// ``expectWork(_:from:running:within:sourceLocation:)`` for the work of
-    /// ``Mailroom/whileSubscribed(to:fromAny:stopAfter:run:)``.
+    /// `whileSubscribed(to:fromAny:stopAfter:run:)`.
     ///
     /// ```swift
     /// await mailroom.expectWork(Score.self, fromAny: Player.self, running: false)

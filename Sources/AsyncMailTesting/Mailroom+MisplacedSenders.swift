@@ -30,7 +30,7 @@ extension Mailroom {
         *,
         unavailable,
         message:
-            "a sender type is not a sender: use expectMail(_:count:fromAny:) to expect mail from every sender of a type"
+            "a sender type is not a sender: use expectMail(_:fromAny:during:where:) to expect mail from every sender of a type"
     )
     public nonisolated(nonsending) func expectMail<M: Mail, S>(
         _ type: M.Type,
@@ -46,7 +46,8 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message: "a sender type is not a sender: resume every sender of a type with subscribe(to:fromAny:after:)"
+        message:
+            "a sender type is not a sender: use expectMail(_:count:fromAny:after:) to resume every sender of a type"
     )
     public nonisolated(nonsending) func expectMail<M: Mail, S>(
         _ type: M.Type,

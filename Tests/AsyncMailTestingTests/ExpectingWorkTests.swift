@@ -136,4 +136,38 @@ struct ExpectingWorkTests {
             try await mailroom.expectMail(Quote.self, from: .only(Ticker(symbol: "INIT")), after: lastSeen) {}
         }
     }
+
+    @Test("expectMail from every sender of a type after a position: senders and the type's positions")
+    func expectMailFromAnyAfterAPosition() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Quote.self, count: 10)
+        await mailroom.post(Quote(price: 1), from: Ticker(symbol: "ACME"))
+        let resumed = try await mailroom.expectMail(Quote.self, count: 2, fromAny: Ticker.self, after: .oldestKept) {
+            await mailroom.post(Quote(price: 2), from: Ticker(symbol: "INIT"))
+        }
+        #expect(resumed.map(\.mail.sender.symbol) == ["ACME", "INIT"])
+        #expect(resumed.map(\.position.sequence) == [1, 2], "the type's positions: one order across rooms")
+    }
+
+    @Test("expectMail from every sender of a type with a predicate: the first match, with its sender")
+    func expectMatchFromAny() async {
+        let mailroom = Mailroom()
+        let high = await mailroom.expectMail(Quote.self, fromAny: Ticker.self) {
+            await mailroom.post(Quote(price: 1), from: Ticker(symbol: "ACME"))
+            await mailroom.post(Quote(price: 99))  // no sender: not a ticker's
+            await mailroom.post(Quote(price: 50), from: Ticker(symbol: "INIT"))
+        } where: {
+            $0.price > 10
+        }
+        #expect(high?.sender.symbol == "INIT" && high?.mail.price == 50)
+        let issues = await recordedIssues {
+            await mailroom.expectMail(Quote.self, fromAny: Ticker.self, within: .milliseconds(50)) {
+                await mailroom.post(Quote(price: 2), from: Ticker(symbol: "ACME"))
+            } where: {
+                $0.price > 10
+            }
+        }
+        #expect(issues.count == 1)
+        #expect(message(issues.first).contains("expected one Quote from any Ticker that matches the predicate"))
+    }
 }

@@ -57,6 +57,22 @@ struct RelayedPositionTests {
         #expect(try await plain.first(2).map(\.id) == [1, 2])
     }
 
+    @Test("a post the relay cannot take: delivered here at once to subscriptions without positions only, and not kept")
+    func refusedPostsHaveNoPosition() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 100)
+        mailroom._route(Ping.self, through: { _ in false })  // the queue full, say
+        let live = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        let plain = await mailroom.subscribe(to: Ping.self)
+        let receipt = await mailroom.post(Ping(id: 1), from: room)
+        #expect(receipt == Receipt(delivered: 1), "the plain subscription alone: there is no position to give")
+        #expect(try await plain.first(1).map(\.id) == [1])
+        mailroom._postPositioned(contentsOf: pings(2...2), from: room, epoch: tableEpoch, first: 1, live: true)
+        #expect(try await live.mail.first(1).map(\.mail.id) == [2], "the refused post never reached it")
+        let resumed = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: .oldestKept)
+        #expect(try await resumed.mail.first(1).map(\.mail.id) == [2], "nor the history")
+    }
+
     @Test("a row read twice is skipped; only the new part of an overlapping one is delivered")
     func rowsReadTwiceAreSkipped() async throws {
         let mailroom = Mailroom()

@@ -99,4 +99,29 @@ struct RoomHistoryTests {
             _ = try await mailroom.subscribe(to: Ping.self, from: .only(RoomID("b")), after: room.start)
         }
     }
+
+    @Test("fromAny with a backlog limit: the replay is not counted; falling behind live mail ends the stream")
+    func boundedSeveralRooms() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        for id in 1...4 { await mailroom.post(Ping(id: id), from: RoomID("a")) }
+        let resumed = try await mailroom.subscribe(
+            to: Ping.self,
+            fromAny: RoomID.self,
+            after: .oldestKept,
+            backlogLimit: 2
+        )
+        #expect(resumed.gap == nil)
+        for id in 5...6 { await mailroom.post(Ping(id: id), from: RoomID("b")) }  // two live: at the limit
+        let heard = try await resumed.mail.first(6)
+        #expect(heard.map(\.mail.mail.id) == [1, 2, 3, 4, 5, 6], "the four replayed did not count against it")
+        for id in 7...8 { await mailroom.post(Ping(id: id), from: RoomID("b")) }
+        #expect(await mailroom.post(Ping(id: 9), from: RoomID("b")).ended == 1, "a third live mail behind")
+        await #expect(throws: BacklogLimitExceeded.self) {
+            for try await _ in resumed.mail {}
+        }
+        #expect(
+            heard.map(\.mail.sender) == [RoomID("a"), RoomID("a"), RoomID("a"), RoomID("a"), RoomID("b"), RoomID("b")]
+        )
+    }
 }

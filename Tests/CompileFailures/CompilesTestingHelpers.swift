@@ -43,4 +43,16 @@ func theCallsTheMessagesName(_ mailroom: Mailroom, chef: Chef) async throws {
     let _: AsyncStream<Int> = await mailroom.subscriberCounts(OrderPlaced.self, from: .only(chef))
     await mailroom.whileSubscribed(to: OrderPlaced.self, from: .only(chef), stopAfter: .seconds(5)) {}
     await mailroom.whileSubscribed(to: OrderPlaced.self, fromAny: Chef.self) {}
+    let chefs = try await mailroom.expectMail(OrderPlaced.self, fromAny: Chef.self, after: nil) {
+        await mailroom.post(OrderPlaced(id: 7), from: chef)
+    }
+    let _: Chef = chefs[0].mail.sender
+    let matched: Envelope<OrderPlaced, Chef>? = await mailroom.expectMail(OrderPlaced.self, fromAny: Chef.self) {
+        await mailroom.post(OrderPlaced(id: 8), from: chef)
+    } where: {
+        $0.id == 8
+    }
+    _ = matched
+    let _: Resumption<BoundedStream<Positioned<Envelope<OrderPlaced, Chef>>>> =
+        try await mailroom.subscribe(to: OrderPlaced.self, fromAny: Chef.self, after: nil, backlogLimit: 8)
 }

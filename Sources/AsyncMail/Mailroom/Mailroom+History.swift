@@ -148,6 +148,31 @@ extension Mailroom {
         return Resumption(gap: gap, start: start, mail: registered._stream)
     }
 
+    /// ``subscribe(to:fromAny:after:bufferingPolicy:where:)`` with a backlog limit: the stream
+    /// ends, as ``subscribe(to:from:after:backlogLimit:where:)``'s does, when the consumer falls
+    /// `backlogLimit` live mails behind; the replay does not count against the limit.
+    ///
+    /// ```swift
+    /// let resumed = try await mailroom.subscribe(to: ChatLine.self, fromAny: RoomID.self, after: nil, backlogLimit: 256)
+    /// ```
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        fromAny senderType: S.Type,
+        after position: MailPosition?,
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<Envelope<M, S>>>> {
+        let endSignal = EndSignal(limit: max(backlogLimit, 0))
+        let (gap, start, registered) = try _switchboard.subscribeWithPositions(
+            to: M.self,
+            fromAny: S.self,
+            after: position,
+            buffering: .bounded(endSignal),
+            accepts: isIncluded.map { isIncluded in { isIncluded($0.mail) } }
+        )
+        return Resumption(gap: gap, start: start, mail: BoundedStream(registered, endSignal: endSignal))
+    }
+
     private nonisolated func subscribeWithPositions<M: Mail>(
         _ type: M.Type,
         from senders: Senders,

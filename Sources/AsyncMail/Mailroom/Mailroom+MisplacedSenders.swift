@@ -111,7 +111,8 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message: "a sender type is not a sender: use subscribe(to:fromAny:after:) to resume every sender of a type"
+        message:
+            "a sender type is not a sender: use subscribe(to:fromAny:after:backlogLimit:) to resume every sender of a type"
     )
     public nonisolated(nonsending) func subscribe<M: Mail, S>(
         to type: M.Type,

@@ -7,7 +7,8 @@ extension Mailroom {
     /// `route` is called with the post's mails, in the order every tap hears posts, before any
     /// subscriber hears them; true means the relay took the post and will deliver it with
     /// ``_postPositioned(contentsOf:from:epoch:first:live:)``. False (the relay cannot carry it)
-    /// delivers it here at once, without a position. Stopping starts a new epoch of this
+    /// delivers it here at once, without a position: to the subscriptions without positions only,
+    /// and not kept in the history. Stopping starts a new epoch of this
     /// mailroom's own and drops what is kept, since the relay's positions go on without it.
     @_spi(AsyncMailInternal)
     public nonisolated func _route<M: Mail>(_ type: M.Type, through route: (@Sendable ([PostedMail]) -> Bool)?) {

@@ -8,9 +8,10 @@ extension Mailroom {
     ///
     /// Use it where you cannot `await`: a SwiftNIO `channelRead`, a callback, a `deinit`. It
     /// behaves exactly like ``post(_:)``: delivery happens before it returns, it never waits for
-    /// a consumer, and the ``Receipt`` counts what happened. It holds the mailroom's delivery
-    /// lock for the length of the delivery, as every post does, so it may briefly wait for a post
-    /// in progress on another thread.
+    /// a consumer, and the ``Receipt`` counts what happened. It holds the lanes of the post's
+    /// type and room for the length of the delivery, as every post does, so it may briefly wait
+    /// for a post in progress on another thread that its subscribers also hear (see the
+    /// *Architecture* article: posts to rooms nobody hears together share no lane).
     ///
     /// Called while this thread is delivering another post of the same mailroom (from a `where:`
     /// filter, or from the deinit of a mail released during delivery), it cannot be delivered in

@@ -1,5 +1,6 @@
-/// An object's identity as a dictionary key, hashed with a few multiplications: a `Hasher` took
-/// about 150 instructions under a shard's lock, which a post holds to find its room.
+/// An object's identity as a dictionary key, hashed with a few multiplications instead of a
+/// `Hasher`, under a shard's lock, which a post holds to find its room (the cost is in
+/// `Benchmarks/README.md`, "Lanes instead of one delivery lock").
 @usableFromInline
 struct Address: Hashable {
     @usableFromInline let _id: ObjectIdentifier
@@ -20,8 +21,8 @@ struct Address: Hashable {
     }
 
     /// A bucket hash from `bits`, already spread (an address, or a hash a sender computed), and a
-    /// table's seed: MurmurHash3's 64-bit finaliser, a few multiplications where a `Hasher` took
-    /// about 150 instructions. Shared by the look-ups that run under a shard's lock.
+    /// table's seed: MurmurHash3's 64-bit finaliser, a few multiplications in place of a `Hasher`.
+    /// Shared by the look-ups that run under a shard's lock.
     @inlinable
     static func mix(_ bits: UInt64, seed: Int) -> Int {
         var mixed = bits ^ UInt64(truncatingIfNeeded: seed)

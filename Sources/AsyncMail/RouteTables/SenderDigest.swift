@@ -17,8 +17,9 @@ struct SenderDigest: Hashable {
     }
 
     /// The bucket hash, mixed from the sender's hash (already computed, by the sender's own
-    /// `Hashable`, outside any lock), its type and the table's seed: a few multiplications
-    /// where a `Hasher` took about 150 instructions under the table's lock on every post.
+    /// `Hashable`, outside any lock), its type and the table's seed: a few multiplications in
+    /// place of a `Hasher` under the table's lock on every post (the cost is in
+    /// `Benchmarks/README.md`, "Lanes instead of one delivery lock").
     @inlinable
     func _rawHashValue(seed: Int) -> Int {
         let type = UInt64(truncatingIfNeeded: UInt(bitPattern: _type)) &* 0x9E37_79B9_7F4A_7C15

@@ -1,5 +1,6 @@
-/// A value behind a lock that ThreadSanitizer sees: every lock in AsyncMail is one of these, or
-/// a ``Lane``, and both are a ``RawLock``, which does not convoy under contention.
+/// A value behind a lock that ThreadSanitizer sees. Every lock in AsyncMail is one of these (a
+/// ``Guarded`` is one for the other products), or a ``Lane``; all of them take `CAsyncMail`'s
+/// lock, as a ``RawLock`` does, which does not convoy under contention.
 ///
 /// A ``RawLock`` parks threads on a futex that ThreadSanitizer does not instrument, so every
 /// access made under it would look like a race. `withLock` tells ThreadSanitizer, when the

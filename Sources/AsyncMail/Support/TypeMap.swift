@@ -40,8 +40,8 @@ package final class TypeMap: @unchecked Sendable {
         }
 
         /// Where `key`'s probe starts: a type's identity is an address, whose low bits are zero
-        /// and whose high bits barely vary, so a Fibonacci multiply spreads it (one
-        /// multiplication where a `Hasher` takes about 150 instructions).
+        /// and whose high bits barely vary, so a Fibonacci multiply spreads it (one multiplication
+        /// in place of a `Hasher`; its cost is in `Benchmarks/README.md`).
         @inlinable @inline(__always)
         static func bucket(_ key: UInt) -> Int {
             Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) &>> 32)

@@ -40,9 +40,11 @@ extension PostgresRelay {
     /// (``RelayEvent/expired(mails:)``) and given to resuming clients as an exact count.
     ///
     /// What that costs: a post reaches local subscribers after a commit and a read, not at once
-    /// (measured in `Benchmarks/README.md`). A post the relay cannot take (its queue is full, the
-    /// relay is shutting down or not running, or the sender is not relayed) is delivered here at
-    /// once, without a position, and reported as usual. A mail too large to relay is reported
+    /// (measured in `Benchmarks/README.md`). A post the relay cannot take while it runs (its queue
+    /// is full, the relay is shutting down, or the sender is not relayed) has no position: it is
+    /// delivered here at once to the subscriptions without positions only, is not kept, and is
+    /// reported as usual. Before ``run()`` and after it returns, posts get positions of the
+    /// mailroom's own. A mail too large to relay is reported
     /// ``RelayEvent/oversize(type:bytes:)`` and reaches no one. On a graceful shutdown the relay
     /// stops taking posts first (later ones are delivered here at once), publishes those it took,
     /// then stops listening: the other instances deliver them, but this one may stop before it
