@@ -19,6 +19,8 @@ let package = Package(
     ],
     dependencies: [
         .package(path: "../.."),
+        // The wire format and codec every relay shares.
+        .package(path: "../Wire"),
         // Only the tests use it: a mailroom that carries ServiceContext, as an application's would.
         .package(path: "../../Observability"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
@@ -29,13 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
-        // The wire format and the inbound accounting, free of PostgreSQL so that the fuzzer
-        // builds it alone (see Scripts/fuzz-relay.sh).
-        .target(name: "RelayWire", dependencies: [.product(name: "AsyncMail", package: root)]),
         .target(
             name: "AsyncMailPostgres",
             dependencies: [
-                "RelayWire",
+                .product(name: "RelayWire", package: "wire"),
                 .product(name: "AsyncMail", package: root),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -63,17 +62,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // libFuzzer's target for decoding and accounting; without -DFUZZING it replays inputs.
-        .executableTarget(
-            name: "RelayFuzz",
-            dependencies: ["RelayWire", "RelayFuzzDriver", .product(name: "AsyncMail", package: root)]
-        ),
-        .target(name: "RelayFuzzDriver"),
         .testTarget(
             name: "AsyncMailPostgresTests",
             dependencies: [
                 "AsyncMailPostgres",
-                "RelayWire",
+                .product(name: "RelayWire", package: "wire"),
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailTesting", package: root),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,7 +1,7 @@
 @_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// Durable mode's half of the relay: every post a numbered row, read in id order by every reader
 /// from its cursor. Owns its SQL, its numbering and its cursor.

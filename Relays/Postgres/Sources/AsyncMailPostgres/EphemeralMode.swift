@@ -1,7 +1,7 @@
 @_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// Ephemeral mode's half of the relay: every post in one `NOTIFY`, numbered per origin, with a
 /// heartbeat carrying the last number, so a receiver counts whatever it missed. Owns its SQL and

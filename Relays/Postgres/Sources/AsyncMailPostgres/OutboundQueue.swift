@@ -1,5 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// Posts waiting to be published, bounded; the publisher takes everything waiting at once, so
 /// that posts that pile up while one transaction runs go out together in the next.

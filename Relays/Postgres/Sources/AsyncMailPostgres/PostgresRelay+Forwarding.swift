@@ -2,7 +2,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {
     /// Encodes tapped mail of registered types and queues it, a batch as one post, until a

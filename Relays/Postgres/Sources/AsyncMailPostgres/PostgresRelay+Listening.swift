@@ -1,7 +1,7 @@
 import AsyncMail
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {
     /// The listening connection's life, over and over until cancelled: connect, `LISTEN`, catch

@@ -1,6 +1,6 @@
 @_spi(AsyncMailInternal) import AsyncMail
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {
     /// Whose positions a relayed type's mail carries: this mailroom's own, or the relay table's,

@@ -1,4 +1,4 @@
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {
     /// Presence across the fleet: who is in each topic, as every instance on the channel lists it.

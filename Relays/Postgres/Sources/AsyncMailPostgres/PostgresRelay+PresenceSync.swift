@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 // The presence loop: a connection of its own that listens for changed topics, writes this
 // instance's entries and heartbeat, removes dead instances, and reads others' entries.

@@ -1,7 +1,7 @@
 @_spi(AsyncMailInternal) import AsyncMail
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {
     /// Publishes queued posts on a connection of its own until the queue is closed and empty.

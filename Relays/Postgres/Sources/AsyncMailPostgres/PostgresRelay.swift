@@ -2,7 +2,7 @@
 import Foundation
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 import ServiceLifecycle
 
 /// Carries a mailroom's mail to every other process whose relay uses the same PostgreSQL channel,

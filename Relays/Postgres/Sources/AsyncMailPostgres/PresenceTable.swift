@@ -1,6 +1,6 @@
 import Logging
 import PostgresNIO
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// The presence tables, which every relay channel shares: one row per tracked entry, one per
 /// instance with the time of its last heartbeat. Owns their SQL. Every time is the database's

@@ -1,4 +1,4 @@
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// A relay that could not start, or a flush that could not promise publication.
 ///

@@ -1,4 +1,4 @@
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// Something a relay did or met, for monitoring; every event is also logged and counted in
 /// ``RelayCounters``.

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 /// A secret every relay of a fleet shares, with which each signs what it publishes and
 /// verifies what it receives (HMAC-SHA256).

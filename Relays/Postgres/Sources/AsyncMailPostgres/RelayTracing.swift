@@ -1,6 +1,6 @@
 import AsyncMail
 import Instrumentation
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 import Tracing
 
 /// How a relay carries trace context across processes, with whatever instrument the application

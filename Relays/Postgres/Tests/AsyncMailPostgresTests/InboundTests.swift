@@ -2,7 +2,7 @@ import AsyncMail
 import AsyncMailTesting
 import Foundation
 import Logging
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 import Testing
 
 @testable import AsyncMailPostgres

@@ -1,7 +1,7 @@
 import AsyncMail
 import Foundation
 import Logging
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 import Testing
 
 @testable import AsyncMailPostgres

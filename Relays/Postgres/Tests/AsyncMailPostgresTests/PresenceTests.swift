@@ -1,6 +1,6 @@
 import AsyncMailTesting
 import Foundation
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 import Testing
 
 @testable import AsyncMailPostgres

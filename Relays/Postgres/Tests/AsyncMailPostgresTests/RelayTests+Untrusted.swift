@@ -1,6 +1,7 @@
 import AsyncMail
 import Foundation
 import PostgresNIO
+@_spi(AsyncMailRelay) import RelayWire
 import Testing
 
 @testable import AsyncMailPostgres

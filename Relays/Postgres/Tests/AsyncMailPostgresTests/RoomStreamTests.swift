@@ -1,7 +1,7 @@
 import AsyncMail
 import AsyncMailTesting
 import Foundation
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 import Testing
 
 // A room's key is read back from the table: untrusted. Real keys read back as their room; any

@@ -9,26 +9,29 @@ import Foundation
 /// Positions are per room (see `Mailroom.retainHistory`), so the table numbers each room on its
 /// own: a busy room's posts never move a quiet room's numbers. A key read back from the table is
 /// untrusted: ``sender(of:registry:)`` decodes it with the registry's codec, or throws.
-package enum RoomStream {
+@_spi(AsyncMailRelay) public enum RoomStream {
     /// The longest key read back: a sender within the wire's limits fits far below it.
-    package static let maximumBytes = 64 * 1024
+    @_spi(AsyncMailRelay) public static let maximumBytes = 64 * 1024
 
     /// The key of the room a post is in.
-    package static func key(type: String, senderType: String?, sender: Data?) -> String {
+    @_spi(AsyncMailRelay) public static func key(type: String, senderType: String?, sender: Data?) -> String {
         guard let senderType, let sender else { return type + "/" }
         return type + "/" + senderType + ":" + String(decoding: sender, as: UTF8.self)
     }
 
     /// The wire name a key numbers a room of; nil for a key that is not a room's (the channel's
     /// own counter, or one written by an older relay, which numbered whole types).
-    package static func wireName(of key: String) -> Substring? {
+    @_spi(AsyncMailRelay) public static func wireName(of key: String) -> Substring? {
         guard key.utf8.count <= maximumBytes, let slash = key.firstIndex(of: "/") else { return nil }
         return key[..<slash]
     }
 
     /// The room's sender, decoded with the registry's codec for its type; nil for the room of
     /// mail with no sender. Throws for a key no relay writes, or a sender type not registered here.
-    package static func sender(of key: String, registry: WireRegistry) throws -> (any Hashable & Sendable)? {
+    @_spi(AsyncMailRelay) public static func sender(
+        of key: String,
+        registry: WireRegistry
+    ) throws -> (any Hashable & Sendable)? {
         guard key.utf8.count <= maximumBytes, let slash = key.firstIndex(of: "/") else {
             throw RoomStreamError(reason: "not a room's key")
         }
@@ -47,9 +50,9 @@ package enum RoomStream {
 }
 
 /// Why a room's key read back from the table was refused.
-package struct RoomStreamError: Error, CustomStringConvertible {
-    package let reason: String
-    package var description: String { reason }
+@_spi(AsyncMailRelay) public struct RoomStreamError: Error, CustomStringConvertible {
+    @_spi(AsyncMailRelay) public let reason: String
+    @_spi(AsyncMailRelay) public var description: String { reason }
 }
 
 extension CodingUserInfoKey {

@@ -10,9 +10,9 @@
 /// Bounded: an origin unheard for `horizon` ticks is forgotten (ticks are counted while the
 /// relay listens, so time spent disconnected does not count), and beyond `capacity` origins the
 /// longest unheard half is forgotten at once. A forgotten origin's next mail is first contact.
-package struct OriginLedger: Sendable {
+@_spi(AsyncMailRelay) public struct OriginLedger: Sendable {
     /// What the ledger says about one received post.
-    package enum Verdict: Equatable, Sendable {
+    @_spi(AsyncMailRelay) public enum Verdict: Equatable, Sendable {
         /// New mail: deliver it; `missing` mails before it never arrived.
         case deliver(missing: Int)
         /// Every mail in it was delivered already: drop it.
@@ -38,17 +38,17 @@ package struct OriginLedger: Sendable {
     /// - Parameters:
     ///   - horizon: Ticks without mail after which an origin is forgotten.
     ///   - capacity: The most origins remembered.
-    package init(horizon: Int, capacity: Int = 10_000) {
+    @_spi(AsyncMailRelay) public init(horizon: Int, capacity: Int = 10_000) {
         self.horizon = max(horizon, 1)
         self.capacity = max(capacity, 2)
     }
 
     /// How many origins are remembered.
-    package var count: Int { records.count }
+    @_spi(AsyncMailRelay) public var count: Int { records.count }
 
     /// A post of mails `first...last` from `origin`. The wire layer has checked that
     /// `1 <= first <= last <= WireLimits.maximumNumber`.
-    package mutating func post(from origin: String, first: Int, last: Int) -> Verdict {
+    @_spi(AsyncMailRelay) public mutating func post(from origin: String, first: Int, last: Int) -> Verdict {
         guard var record = records[origin] else {
             // First contact: nothing before it was this relay's to see.
             remember(origin, Record(delivered: last, accounted: last, heard: tick))
@@ -66,7 +66,7 @@ package struct OriginLedger: Sendable {
 
     /// A heartbeat: `origin` says its last mail is `last`. Returns how many mails that shows
     /// missing. The wire layer has checked that `0 <= last <= WireLimits.maximumNumber`.
-    package mutating func heartbeat(from origin: String, last: Int) -> Int {
+    @_spi(AsyncMailRelay) public mutating func heartbeat(from origin: String, last: Int) -> Int {
         guard var record = records[origin] else {
             // First contact. Nothing delivered yet, so the delivered mark stays 0: a claim alone
             // never makes later mail look like a repeat.
@@ -83,7 +83,7 @@ package struct OriginLedger: Sendable {
     /// Advances the clock by one tick and forgets the origins unheard for the horizon; returns
     /// how many it forgot.
     @discardableResult
-    package mutating func advance() -> Int {
+    @_spi(AsyncMailRelay) public mutating func advance() -> Int {
         tick += 1
         let before = records.count
         let oldest = tick - horizon

@@ -3,21 +3,21 @@ import Foundation
 
 /// One post of registered mail, encoded for the wire: one row in durable mode; in ephemeral mode
 /// one notification, or a row and a notification carrying its id when it does not fit one.
-package struct OutboundPost: Sendable {
-    package let type: String
-    package let senderType: String?
-    package let sender: Data?
-    package private(set) var mails: [Data]
+@_spi(AsyncMailRelay) public struct OutboundPost: Sendable {
+    @_spi(AsyncMailRelay) public let type: String
+    @_spi(AsyncMailRelay) public let senderType: String?
+    @_spi(AsyncMailRelay) public let sender: Data?
+    @_spi(AsyncMailRelay) public private(set) var mails: [Data]
     /// The encoded mails' bytes, added up.
-    package private(set) var mailBytes: Int
+    @_spi(AsyncMailRelay) public private(set) var mailBytes: Int
     /// The trace context injected for the post, as JSON text (see ``WireKey/trace``); nil for none.
-    package var trace: String?
+    @_spi(AsyncMailRelay) public var trace: String?
     /// The context the post was made in, for the publish span's links.
-    package var context: PostContext = .none
+    @_spi(AsyncMailRelay) public var context: PostContext = .none
     /// When the post entered the outbound queue, for the publish duration.
-    package var queuedAt: ContinuousClock.Instant?
+    @_spi(AsyncMailRelay) public var queuedAt: ContinuousClock.Instant?
 
-    package init(type: String, senderType: String?, sender: Data?, mails: [Data]) {
+    @_spi(AsyncMailRelay) public init(type: String, senderType: String?, sender: Data?, mails: [Data]) {
         self.type = type
         self.senderType = senderType
         self.sender = sender
@@ -26,7 +26,7 @@ package struct OutboundPost: Sendable {
     }
 
     /// Appends the mails of `other`, the next post of the same type from the same sender.
-    package mutating func append(_ other: OutboundPost) {
+    @_spi(AsyncMailRelay) public mutating func append(_ other: OutboundPost) {
         mails.append(contentsOf: other.mails)
         mailBytes += other.mailBytes
     }
@@ -34,14 +34,18 @@ package struct OutboundPost: Sendable {
     /// Whether `next` may travel in this post: the same type from the same sender, so that the
     /// receivers post the two as one batch, in the same order and with nothing in between, and the
     /// sum stays under `limit` bytes.
-    package func canAbsorb(_ next: OutboundPost, upTo limit: Int) -> Bool {
+    @_spi(AsyncMailRelay) public func canAbsorb(_ next: OutboundPost, upTo limit: Int) -> Bool {
         type == next.type && senderType == next.senderType && sender == next.sender && trace == next.trace
             && mailBytes + next.mailBytes <= limit
     }
 
     /// The envelope as JSON text. Wire names and origins are validated to need no escaping, and
     /// `trace` was written by `JSONSerialization`. `sentAt` is milliseconds since 1970.
-    package func payload(origin: String, firstNumber: Int? = nil, sentAt: Int = OutboundPost.now()) -> String {
+    @_spi(AsyncMailRelay) public func payload(
+        origin: String,
+        firstNumber: Int? = nil,
+        sentAt: Int = OutboundPost.now()
+    ) -> String {
         var json = Self.start(origin: origin)
         if let firstNumber { json += #","n":\#(firstNumber)"# }
         json += #","at":\#(sentAt)"#
@@ -61,24 +65,24 @@ package struct OutboundPost: Sendable {
     /// Not signed: receivers trust nothing in it until they have read the row it names, verified
     /// that row's signature, and found the same origin, number and count there, so a signature
     /// here would add nothing.
-    package func spillNotice(origin: String, firstNumber: Int, row: Int64) -> String {
+    @_spi(AsyncMailRelay) public func spillNotice(origin: String, firstNumber: Int, row: Int64) -> String {
         Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mails.count),"r":\#(row)}"#
     }
 
     /// The envelope's size without the mails, so that a mail can be sized before it is queued.
-    package var overheadBytes: Int {
+    @_spi(AsyncMailRelay) public var overheadBytes: Int {
         120 + PayloadSigner.signatureLength + type.utf8.count + (senderType?.utf8.count ?? 0) + (sender?.count ?? 0)
             + (trace?.utf8.count ?? 0)
     }
 
     /// The time now, in milliseconds since 1970: when a payload is written.
-    package static func now() -> Int {
+    @_spi(AsyncMailRelay) public static func now() -> Int {
         Int((Date().timeIntervalSince1970 * 1_000).rounded())
     }
 
     /// `carrier` as the JSON text of ``WireKey/trace``, or nil when it is empty or would not pass
     /// a receiver's ``WireLimits/isValidTrace(_:)`` (the post then travels without it).
-    package static func traceText(_ carrier: [String: String]) -> String? {
+    @_spi(AsyncMailRelay) public static func traceText(_ carrier: [String: String]) -> String? {
         guard !carrier.isEmpty, WireLimits.isValidTrace(carrier),
             let data = try? JSONSerialization.data(withJSONObject: carrier, options: [.sortedKeys])
         else { return nil }
@@ -86,13 +90,13 @@ package struct OutboundPost: Sendable {
     }
 
     /// A heartbeat: the number of the origin's last mail, so that receivers notice a lost tail.
-    package static func heartbeat(origin: String, last: Int) -> String {
+    @_spi(AsyncMailRelay) public static func heartbeat(origin: String, last: Int) -> String {
         start(origin: origin) + #","h":\#(last)}"#
     }
 
     /// How every envelope from `origin` starts, so that a relay recognises its own payloads
     /// without decoding them.
-    package static func start(origin: String) -> String {
+    @_spi(AsyncMailRelay) public static func start(origin: String) -> String {
         #"{"o":""# + origin + #"""#
     }
 }
@@ -101,23 +105,23 @@ package struct OutboundPost: Sendable {
 ///
 /// Everything that arrives from the database is untrusted: any role that may connect can
 /// `NOTIFY` on any channel, and a role with `INSERT` on the table can write any row.
-package enum WireLimits {
+@_spi(AsyncMailRelay) public enum WireLimits {
     /// The largest mail number an origin uses: 2^53 − 1, JSON's exact integers. An origin
     /// posting a million mails a second reaches it after 285 years, and sums of two numbers
     /// below it never overflow `Int`.
-    package static let maximumNumber = (1 << 53) - 1
+    @_spi(AsyncMailRelay) public static let maximumNumber = (1 << 53) - 1
     /// The longest origin id: relays use 36-character UUIDs.
-    package static let maximumOriginBytes = 64
+    @_spi(AsyncMailRelay) public static let maximumOriginBytes = 64
 
     /// The most entries a trace context may have.
-    package static let maximumTraceEntries = 8
+    @_spi(AsyncMailRelay) public static let maximumTraceEntries = 8
     /// The longest value in a trace context: W3C allows 512 bytes of `tracestate`.
-    package static let maximumTraceValueBytes = 512
+    @_spi(AsyncMailRelay) public static let maximumTraceValueBytes = 512
 
     /// Whether `trace` is a trace context a receiver accepts: at most 8 entries, each key 1–64
     /// bytes of wire-name bytes, each value at most 512 bytes of printable ASCII. It is restored
     /// by whatever instrument the receiving process bootstrapped, so nothing else may reach it.
-    package static func isValidTrace(_ trace: [String: String]) -> Bool {
+    @_spi(AsyncMailRelay) public static func isValidTrace(_ trace: [String: String]) -> Bool {
         trace.count <= maximumTraceEntries
             && trace.allSatisfy { key, value in
                 (1...maximumOriginBytes).contains(key.utf8.count) && key.utf8.allSatisfy(isWireNameByte)
@@ -127,12 +131,12 @@ package enum WireLimits {
     }
 
     /// Whether `origin` could be a relay's origin id: 1–64 bytes of `A-Z a-z 0-9 . _ -`.
-    package static func isValidOrigin(_ origin: String) -> Bool {
+    @_spi(AsyncMailRelay) public static func isValidOrigin(_ origin: String) -> Bool {
         (1...maximumOriginBytes).contains(origin.utf8.count) && origin.utf8.allSatisfy(isWireNameByte)
     }
 
     /// The bytes of wire names and origins, which need no escaping in JSON or SQL.
-    package static func isWireNameByte(_ byte: UInt8) -> Bool {
+    @_spi(AsyncMailRelay) public static func isWireNameByte(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
             || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
@@ -141,7 +145,7 @@ package enum WireLimits {
 }
 
 /// What one received payload turned out to be.
-package enum InboundMessage: Sendable {
+@_spi(AsyncMailRelay) public enum InboundMessage: Sendable {
     /// An origin's last number; `last` is in `0...WireLimits.maximumNumber`.
     case heartbeat(origin: String, last: Int)
     /// A post of `count` mails numbered from `firstNumber` (absent only in payloads from before
@@ -156,7 +160,7 @@ package enum InboundMessage: Sendable {
 }
 
 /// The decoded post, or why it could not be.
-package enum InboundContent: Sendable {
+@_spi(AsyncMailRelay) public enum InboundContent: Sendable {
     case decoded(InboundPost, sender: (any Hashable & Sendable)?)
     case unknownType(String)
     case failed(type: String, reason: String)
@@ -265,7 +269,7 @@ private struct InboundEnvelope: Decodable {
 extension WireRegistry {
     /// Decodes one payload, verifying its signature first when `signer` is set; never throws: a
     /// bad payload is a message that says what was wrong with it.
-    package func decode(_ payload: String, signer: PayloadSigner?) -> InboundMessage {
+    @_spi(AsyncMailRelay) public func decode(_ payload: String, signer: PayloadSigner?) -> InboundMessage {
         var json = Substring(payload)
         if let signer {
             guard let verified = signer.verified(payload) else {
@@ -287,7 +291,10 @@ extension WireRegistry {
     /// Encodes one tapped post of registered mail, or returns nil when it stays local: its type is
     /// not registered, or its sender is an object (identity means nothing elsewhere) or of a type
     /// that is not registered.
-    package func encode(_ posted: PostedMail, with encoder: JSONEncoder) throws -> (OutboundPost, bytes: Int)? {
+    @_spi(AsyncMailRelay) public func encode(
+        _ posted: PostedMail,
+        with encoder: JSONEncoder
+    ) throws -> (OutboundPost, bytes: Int)? {
         guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
         var senderType: String?
         var senderData: Data?
@@ -306,7 +313,7 @@ extension WireRegistry {
 
     /// Whether tapped mail could travel: its type is registered, and it has no sender or a sender
     /// of a registered type. Mail that never travels is never buffered for the relay.
-    package func canRelay(_ posted: PostedMail) -> Bool {
+    @_spi(AsyncMailRelay) public func canRelay(_ posted: PostedMail) -> Bool {
         guard mailCodec(for: posted.mailType) != nil else { return false }
         guard let sender = posted.sender else { return true }
         return senderCodec(for: sender) != nil

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Wire names, not Swift type names, go over the wire, so renaming a Swift type never breaks a
 /// running fleet. Types that are not registered stay local.
-package final class WireRegistry: Sendable {
+@_spi(AsyncMailRelay) public final class WireRegistry: Sendable {
     /// Why a registration was refused; the relay turns it into its public configuration error.
-    package enum RegistrationError: Error, Equatable {
+    @_spi(AsyncMailRelay) public enum RegistrationError: Error, Equatable {
         case invalidName(String)
         case wireNameTaken(String, by: String)
         case typeAlreadyRegistered(String, as: String)
@@ -16,33 +16,35 @@ package final class WireRegistry: Sendable {
     }
 
     /// How one registered mail type is encoded, and decoded into a post.
-    package struct MailCodec: Sendable {
-        package let name: String
-        package let typeName: String
+    @_spi(AsyncMailRelay) public struct MailCodec: Sendable {
+        @_spi(AsyncMailRelay) public let name: String
+        @_spi(AsyncMailRelay) public let typeName: String
         /// Encodes one mail with the forwarding loop's encoder.
-        package let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
+        @_spi(AsyncMailRelay) public let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
         /// Decodes the `m` array of an envelope into the post that delivers it locally.
-        package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
+        @_spi(AsyncMailRelay) public let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
         /// Whether its positions are the relay table's, shared by the fleet: its posts are routed
         /// through the table (``route``) and delivered as they are read back.
-        package let isFleetWide: Bool
+        @_spi(AsyncMailRelay) public let isFleetWide: Bool
         /// Makes `mailroom` route the type's posts through a relay, or stops it (nil).
-        package let route: @Sendable (Mailroom, (@Sendable ([PostedMail]) -> Bool)?) -> Void
+        @_spi(AsyncMailRelay) public let route: @Sendable (Mailroom, (@Sendable ([PostedMail]) -> Bool)?) -> Void
         /// The limits of the type's history in `mailroom`, if it keeps one.
-        package let historyLimits: @Sendable (Mailroom) -> (count: Int?, maxAge: Duration?)?
+        @_spi(AsyncMailRelay) public let historyLimits: @Sendable (Mailroom) -> (count: Int?, maxAge: Duration?)?
         /// Moves one room's history of the type in `mailroom` (the sender's; nil: mail with no
         /// sender) on to `first` in `epoch`: the table's newest position in the room, plus one,
         /// when no row says more (see `Mailroom._postPositioned`).
-        package let moveOn: @Sendable (Mailroom, (any Hashable & Sendable)?, _ epoch: UInt64, _ first: UInt64) -> Void
+        @_spi(AsyncMailRelay) public let moveOn:
+            @Sendable (Mailroom, (any Hashable & Sendable)?, _ epoch: UInt64, _ first: UInt64) -> Void
     }
 
     /// How one registered sender type is encoded and decoded.
-    package struct SenderCodec: Sendable {
-        package let name: String
-        package let typeName: String
+    @_spi(AsyncMailRelay) public struct SenderCodec: Sendable {
+        @_spi(AsyncMailRelay) public let name: String
+        @_spi(AsyncMailRelay) public let typeName: String
         /// Nil for an `Optional` sender holding `nil`, which AsyncMail treats as no sender.
-        package let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
-        package let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Hashable & Sendable
+        @_spi(AsyncMailRelay) public let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
+        @_spi(AsyncMailRelay) public let decode:
+            @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Hashable & Sendable
     }
 
     private struct State {
@@ -54,9 +56,9 @@ package final class WireRegistry: Sendable {
 
     private let state = Guarded(State())
 
-    package init() {}
+    @_spi(AsyncMailRelay) public init() {}
 
-    package func register<M: Mail & Codable>(
+    @_spi(AsyncMailRelay) public func register<M: Mail & Codable>(
         _ type: M.Type,
         as name: String,
         fleetWide: Bool = false
@@ -109,7 +111,7 @@ package final class WireRegistry: Sendable {
         if let refused { throw refused }
     }
 
-    package func register<S: Hashable & Sendable & Codable>(
+    @_spi(AsyncMailRelay) public func register<S: Hashable & Sendable & Codable>(
         sender type: S.Type,
         as name: String
     ) throws(RegistrationError) {
@@ -141,24 +143,24 @@ package final class WireRegistry: Sendable {
         if let refused { throw refused }
     }
 
-    package func mailCodec(for type: any Mail.Type) -> MailCodec? {
+    @_spi(AsyncMailRelay) public func mailCodec(for type: any Mail.Type) -> MailCodec? {
         state.withLock { $0.mailByType[ObjectIdentifier(type)] }
     }
 
-    package func mailCodec(named name: String) -> MailCodec? {
+    @_spi(AsyncMailRelay) public func mailCodec(named name: String) -> MailCodec? {
         state.withLock { $0.mailByName[name] }
     }
 
     /// The registered types whose positions are fleet-wide.
-    package var fleetWideCodecs: [MailCodec] {
+    @_spi(AsyncMailRelay) public var fleetWideCodecs: [MailCodec] {
         state.withLock { $0.mailByName.values.filter(\.isFleetWide).sorted { $0.name < $1.name } }
     }
 
-    package func senderCodec(for sender: any Sendable) -> SenderCodec? {
+    @_spi(AsyncMailRelay) public func senderCodec(for sender: any Sendable) -> SenderCodec? {
         state.withLock { $0.senderByType[ObjectIdentifier(type(of: sender))] }
     }
 
-    package func senderCodec(named name: String) -> SenderCodec? {
+    @_spi(AsyncMailRelay) public func senderCodec(named name: String) -> SenderCodec? {
         state.withLock { $0.senderByName[name] }
     }
 
@@ -183,24 +185,24 @@ package final class WireRegistry: Sendable {
 }
 
 /// Received mail, decoded and ready to post into the local mailroom as one post.
-package struct InboundPost: Sendable {
+@_spi(AsyncMailRelay) public struct InboundPost: Sendable {
     /// How many mails the post carries.
-    package let count: Int
-    package let post: @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt
+    @_spi(AsyncMailRelay) public let count: Int
+    @_spi(AsyncMailRelay) public let post: @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt
     /// The trace context the publisher injected, validated by ``WireLimits/isValidTrace(_:)``;
     /// empty when it sent none.
-    package var trace: [String: String] = [:]
+    @_spi(AsyncMailRelay) public var trace: [String: String] = [:]
     /// When the publisher wrote it, in milliseconds since 1970 by the publisher's clock.
-    package var sentAt: Int?
+    @_spi(AsyncMailRelay) public var sentAt: Int?
     /// The mail type's wire name.
-    package var wireName = ""
+    @_spi(AsyncMailRelay) public var wireName = ""
     /// Whether this relay published it: a fleet-wide type's own mail, read back from the table.
-    package var isOwn = false
+    @_spi(AsyncMailRelay) public var isOwn = false
     /// Whether the type's positions are fleet-wide (see ``WireRegistry/MailCodec/isFleetWide``).
-    package var isFleetWide = false
+    @_spi(AsyncMailRelay) public var isFleetWide = false
     /// Posts it with the positions a relay's table gave: `first` and on, in `epoch`; with `live`
     /// false it is only kept in the type's history.
-    package var postPositioned:
+    @_spi(AsyncMailRelay) public var postPositioned:
         @Sendable (Mailroom, (any Hashable & Sendable)?, _ epoch: UInt64, _ first: UInt64, _ live: Bool) -> Receipt = {
             _,
             _,
@@ -209,14 +211,17 @@ package struct InboundPost: Sendable {
             _ in Receipt()
         }
 
-    package init(count: Int, post: @escaping @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt) {
+    @_spi(AsyncMailRelay) public init(
+        count: Int,
+        post: @escaping @Sendable (Mailroom, (any Hashable & Sendable)?) async -> Receipt
+    ) {
         self.count = count
         self.post = post
     }
 }
 
 /// The keys of the JSON envelope that carries one post over the wire.
-package enum WireKey: String, CodingKey {
+@_spi(AsyncMailRelay) public enum WireKey: String, CodingKey {
     /// The publishing relay's origin id.
     case origin = "o"
     /// The number of the first mail, counted per origin: ephemeral receivers count gaps with it,

@@ -7,9 +7,9 @@
 /// Every payload is untrusted (see ``WireLimits``). Whatever it holds, this never traps, never
 /// allocates beyond the payload's size and the ledger's bound, and touches the accounting of
 /// no origin but the one the payload names.
-package final class InboundReceiver: Sendable {
+@_spi(AsyncMailRelay) public final class InboundReceiver: Sendable {
     /// What the relay must do with one payload.
-    package enum Action: Sendable {
+    @_spi(AsyncMailRelay) public enum Action: Sendable {
         /// Deliver the post after reporting `notes` (a gap before it, say).
         case deliver(InboundPost, sender: (any Hashable & Sendable)?, notes: [Note])
         /// Ephemeral mode: read the row a spill notice names, then call ``receiveSpilled(_:for:)``.
@@ -19,7 +19,7 @@ package final class InboundReceiver: Sendable {
     }
 
     /// Something to report and count.
-    package enum Note: Equatable, Sendable {
+    @_spi(AsyncMailRelay) public enum Note: Equatable, Sendable {
         case gap(origin: String, missing: Int)
         case duplicate(mails: Int)
         case unknownType(String, mails: Int)
@@ -29,11 +29,11 @@ package final class InboundReceiver: Sendable {
 
     /// A spill notice, not yet trusted: the row it names must hold a verified post with the same
     /// origin, number and count.
-    package struct SpillNotice: Sendable, Equatable {
-        package let origin: String
-        package let firstNumber: Int
-        package let count: Int
-        package let row: Int64
+    @_spi(AsyncMailRelay) public struct SpillNotice: Sendable, Equatable {
+        @_spi(AsyncMailRelay) public let origin: String
+        @_spi(AsyncMailRelay) public let firstNumber: Int
+        @_spi(AsyncMailRelay) public let count: Int
+        @_spi(AsyncMailRelay) public let row: Int64
     }
 
     private let registry: WireRegistry
@@ -50,7 +50,7 @@ package final class InboundReceiver: Sendable {
     ///   - followsSpillNotices: Whether a spill notice is followed to its row (ephemeral mode) or
     ///     rejected (durable mode, whose rows never hold one).
     ///   - forgetAfter: Ticks (see ``tick()``) after which an unheard origin is forgotten.
-    package init(
+    @_spi(AsyncMailRelay) public init(
         registry: WireRegistry,
         signer: PayloadSigner?,
         ownOrigin: String,
@@ -66,10 +66,10 @@ package final class InboundReceiver: Sendable {
     }
 
     /// How many origins the ledger remembers.
-    package var rememberedOrigins: Int { ledger.withLock { $0.count } }
+    @_spi(AsyncMailRelay) public var rememberedOrigins: Int { ledger.withLock { $0.count } }
 
     /// One tick of listening time: origins unheard for the horizon are forgotten.
-    package func tick() {
+    @_spi(AsyncMailRelay) public func tick() {
         ledger.withLock { _ = $0.advance() }
     }
 
@@ -77,7 +77,7 @@ package final class InboundReceiver: Sendable {
     ///
     /// - Parameter deliveringOwn: Whether this relay's own mail is delivered too: a durable row
     ///   of a type with fleet-wide positions, which the posting process hears only from the table.
-    package func receive(_ payload: String, deliveringOwn: Bool = false) -> Action {
+    @_spi(AsyncMailRelay) public func receive(_ payload: String, deliveringOwn: Bool = false) -> Action {
         // Every relay of a fleet receives everything published on its channel, its own mail too.
         if !deliveringOwn, PayloadSigner.unsigned(payload, signed: signer != nil).starts(with: ownStart.utf8) {
             return .report([])
@@ -99,7 +99,7 @@ package final class InboundReceiver: Sendable {
     /// Decides what to do with the row a spill notice named: `nil` when there is no such row (it
     /// outlived the spill retention) or it could not be read. Those mails are not counted here:
     /// the notice itself is unverified, and the origin's next post or heartbeat reports them.
-    package func receiveSpilled(_ row: String?, for notice: SpillNotice) -> Action {
+    @_spi(AsyncMailRelay) public func receiveSpilled(_ row: String?, for notice: SpillNotice) -> Action {
         guard let row else { return .report([]) }
         switch registry.decode(row, signer: signer) {
         case .post(let origin, let first?, let count, let content)
@@ -115,7 +115,7 @@ package final class InboundReceiver: Sendable {
     /// Decides what to do with a durable row read to fill a history as the relay starts, which
     /// the relay's reading has not reached and never will: checked as any payload is, but kept
     /// out of the origins' accounting.
-    package func receiveForHistory(_ payload: String) -> Action {
+    @_spi(AsyncMailRelay) public func receiveForHistory(_ payload: String) -> Action {
         switch registry.decode(payload, signer: signer) {
         case .post(let origin, _, let count, let content):
             return accept(content, from: origin, first: nil, count: count)
@@ -159,7 +159,7 @@ package final class InboundReceiver: Sendable {
 extension InboundReceiver.Action {
     /// What this action breaks of the receiver's promises, or nil: every count in it is in
     /// `1...WireLimits.maximumNumber`, every origin valid. The fuzzer and the tests check it.
-    package var brokenPromise: String? {
+    @_spi(AsyncMailRelay) public var brokenPromise: String? {
         let notes: [InboundReceiver.Note]
         switch self {
         case .deliver(let post, _, let found):

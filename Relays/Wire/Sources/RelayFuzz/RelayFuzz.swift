@@ -9,7 +9,7 @@
 // clock instead; a spill notice is answered with the next payload as its row.
 import AsyncMail
 import Foundation
-import RelayWire
+@_spi(AsyncMailRelay) import RelayWire
 
 struct Line: Mail, Codable {
     let text: String

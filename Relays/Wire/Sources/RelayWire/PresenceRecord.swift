@@ -6,22 +6,22 @@ import Foundation
 /// The checks a row passes: every column present and within its size, a topic, key and instance
 /// of 1 or more bytes without NUL, metadata that is a JSON object of strings, and, with a key,
 /// a signature over the channel, topic, key, instance and metadata that verifies.
-package struct PresenceRecord: Sendable, Hashable {
+@_spi(AsyncMailRelay) public struct PresenceRecord: Sendable, Hashable {
     /// The longest topic and key, in UTF-8 bytes.
-    package static let maximumNameBytes = 256
+    @_spi(AsyncMailRelay) public static let maximumNameBytes = 256
     /// The longest instance name: a relay's origin is a 36-character UUID.
-    package static let maximumInstanceBytes = 64
+    @_spi(AsyncMailRelay) public static let maximumInstanceBytes = 64
     /// The longest metadata, as JSON, in UTF-8 bytes.
-    package static let maximumMetaBytes = 4096
+    @_spi(AsyncMailRelay) public static let maximumMetaBytes = 4096
     /// The longest signature column: base64 of 32 bytes.
-    package static let maximumSignatureBytes = PayloadSigner.signatureLength
+    @_spi(AsyncMailRelay) public static let maximumSignatureBytes = PayloadSigner.signatureLength
 
-    package let topic: String
-    package let key: String
-    package let instance: String
-    package let meta: [String: String]
+    @_spi(AsyncMailRelay) public let topic: String
+    @_spi(AsyncMailRelay) public let key: String
+    @_spi(AsyncMailRelay) public let instance: String
+    @_spi(AsyncMailRelay) public let meta: [String: String]
 
-    package init(topic: String, key: String, instance: String, meta: [String: String]) {
+    @_spi(AsyncMailRelay) public init(topic: String, key: String, instance: String, meta: [String: String]) {
         self.topic = topic
         self.key = key
         self.instance = instance
@@ -29,7 +29,7 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// Why `name` cannot be a topic or a key, or nil when it can.
-    package static func problem(with name: String, as role: String) -> String? {
+    @_spi(AsyncMailRelay) public static func problem(with name: String, as role: String) -> String? {
         let bytes = name.utf8.count
         if bytes == 0 { return "an empty \(role)" }
         if bytes > maximumNameBytes { return "a \(role) of \(bytes) bytes, over \(maximumNameBytes)" }
@@ -38,7 +38,7 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// `meta` as the JSON stored in a row: keys sorted, so one entry always has one text.
-    package static func json(of meta: [String: String]) -> String {
+    @_spi(AsyncMailRelay) public static func json(of meta: [String: String]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a dictionary of strings cannot fail.
@@ -46,13 +46,13 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// Why `meta` cannot be tracked, or nil when it can.
-    package static func problem(with meta: [String: String]) -> String? {
+    @_spi(AsyncMailRelay) public static func problem(with meta: [String: String]) -> String? {
         let bytes = json(of: meta).utf8.count
         return bytes > maximumMetaBytes ? "metadata of \(bytes) bytes as JSON, over \(maximumMetaBytes)" : nil
     }
 
     /// What a row's signature covers. NUL separates the fields: no field can hold one.
-    package static func signedText(
+    @_spi(AsyncMailRelay) public static func signedText(
         channel: String,
         topic: String,
         key: String,
@@ -65,7 +65,7 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// The signature column of a row this instance writes: empty without a key.
-    package static func signature(
+    @_spi(AsyncMailRelay) public static func signature(
         channel: String,
         topic: String,
         key: String,
@@ -80,14 +80,20 @@ package struct PresenceRecord: Sendable, Hashable {
 
     /// A row's columns as read, each nil when the database did not send it (a column over its
     /// size is not transferred).
-    package struct Columns: Sendable {
-        package var topic: String?
-        package var key: String?
-        package var instance: String?
-        package var meta: String?
-        package var signature: String?
+    @_spi(AsyncMailRelay) public struct Columns: Sendable {
+        @_spi(AsyncMailRelay) public var topic: String?
+        @_spi(AsyncMailRelay) public var key: String?
+        @_spi(AsyncMailRelay) public var instance: String?
+        @_spi(AsyncMailRelay) public var meta: String?
+        @_spi(AsyncMailRelay) public var signature: String?
 
-        package init(topic: String?, key: String?, instance: String?, meta: String?, signature: String?) {
+        @_spi(AsyncMailRelay) public init(
+            topic: String?,
+            key: String?,
+            instance: String?,
+            meta: String?,
+            signature: String?
+        ) {
             self.topic = topic
             self.key = key
             self.instance = instance
@@ -97,7 +103,7 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// The entry a row of `channel` holds, or why it is rejected.
-    package static func decode(
+    @_spi(AsyncMailRelay) public static func decode(
         _ columns: Columns,
         channel: String,
         signer: PayloadSigner?
@@ -128,10 +134,10 @@ package struct PresenceRecord: Sendable, Hashable {
     }
 
     /// Why a row was rejected, in words.
-    package struct Rejection: Error, Sendable, Hashable {
-        package let reason: String
+    @_spi(AsyncMailRelay) public struct Rejection: Error, Sendable, Hashable {
+        @_spi(AsyncMailRelay) public let reason: String
 
-        package init(_ reason: String) {
+        @_spi(AsyncMailRelay) public init(_ reason: String) {
             self.reason = reason
         }
     }
