@@ -1,0 +1,45 @@
+// swift-tools-version: 6.2
+// AsyncMailSQLite: a relay that carries a mailroom's mail between the processes that open the same
+// SQLite file on one host, with no server. Its own package, so that AsyncMail itself keeps zero
+// dependencies. SQLite comes with sqlite-nio, which compiles the SQLite amalgamation from source:
+// a fresh machine needs no system library.
+//   swift test --package-path Relays/SQLite
+import PackageDescription
+
+// A path dependency is named after its directory, which differs between checkouts.
+let root = String(Context.packageDirectory.split(separator: "/").dropLast(2).last ?? "AsyncMail").lowercased()
+
+let package = Package(
+    name: "AsyncMailSQLite",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    dependencies: [
+        .package(path: "../.."),
+        // The wire format and codec every relay shares.
+        .package(path: "../Wire"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "AsyncMailSQLite",
+            dependencies: [
+                .product(name: "AsyncMail", package: root),
+                .product(name: "RelayWire", package: "wire"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "AsyncMailSQLiteTests",
+            dependencies: [
+                "AsyncMailSQLite",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "AsyncMailTesting", package: root),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,132 @@
+import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+
+/// The relay's SQLite file: created readable and writable by its owner only, in WAL mode, with
+/// one table of rows that every process sharing the file appends to and reads in `id` order.
+///
+/// Why `id > cursor` reads every row once, in the one order: SQLite lets one writer commit at a
+/// time, and a row's `id` (`AUTOINCREMENT`, never reused) is given inside the writer's
+/// transaction, so rows become visible in `id` order, with no later id committed before an
+/// earlier one (the gap PostgreSQL's concurrent writers leave, which its relay closes with an
+/// advisory lock).
+///
+/// Two connections: the writer's, used only by the publishing loop, and the reader's, used
+/// only by the reading loop, whose `PRAGMA data_version` moves whenever another connection (this
+/// process's writer too) commits.
+final class RelayDatabase: Sendable {
+    /// A row as read: its number, and its payload (untrusted).
+    struct Row: Sendable, Equatable {
+        let id: Int64
+        let payload: String?
+        /// The payload's size, kept when the payload is over the limit and not read.
+        let bytes: Int
+    }
+
+    let path: String
+    let table: String
+    private let writer: SQLiteConnection
+    private let reader: SQLiteConnection
+
+    private init(path: String, table: String, writer: SQLiteConnection, reader: SQLiteConnection) {
+        self.path = path
+        self.table = table
+        self.writer = writer
+        self.reader = reader
+    }
+
+    /// Opens (creating when missing, mode 0600) the database at `path`, in WAL mode, with the
+    /// relay's table.
+    ///
+    /// - Parameter busyTimeout: How long a statement waits for another process's write lock
+    ///   before it fails with `SQLITE_BUSY` (a process stopped while it held one, say).
+    static func open(
+        path: String,
+        table: String = "asyncmail_relay",
+        busyTimeout: Duration = .seconds(5),
+        logger: Logger
+    ) async throws -> RelayDatabase {
+        try OwnerOnlyFiles.file(path)
+        let writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        let reader: SQLiteConnection
+        do {
+            reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        } catch {
+            try? await writer.close()
+            throw error
+        }
+        let database = RelayDatabase(path: path, table: table, writer: writer, reader: reader)
+        do {
+            let milliseconds =
+                busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+            for connection in [writer, reader] {
+                // Replaces sqlite-nio's busy handler, which retries at once and for ever.
+                _ = try await connection.query("PRAGMA busy_timeout = \(milliseconds)")
+            }
+            // WAL: readers never block the writer, and a commit is one append. NORMAL is durable
+            // against a process that dies (what `flush()` promises), not against power loss.
+            _ = try await writer.query("PRAGMA journal_mode = WAL")
+            _ = try await writer.query("PRAGMA synchronous = NORMAL")
+            _ = try await writer.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(table) (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    at INTEGER NOT NULL,
+                    payload TEXT NOT NULL
+                )
+                """
+            )
+        } catch {
+            await database.close()
+            throw error
+        }
+        return database
+    }
+
+    /// Appends `payloads` in one transaction, in order; returns their ids.
+    func append(_ payloads: [String], at milliseconds: Int64) async throws -> [Int64] {
+        guard !payloads.isEmpty else { return [] }
+        let values = Array(repeating: "(?, ?)", count: payloads.count).joined(separator: ", ")
+        let binds = payloads.flatMap { [SQLiteData.integer(Int(milliseconds)), .text($0)] }
+        // One statement is one transaction: SQLite wraps it, and takes the write lock for it.
+        let rows = try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
+        return rows.compactMap { $0.column("id")?.integer }.map(Int64.init)
+    }
+
+    /// The rows after `cursor`, in order, at most `limit`; a payload over `maximumBytes` is not
+    /// read (its row says how large it is).
+    func rows(after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> [Row] {
+        let rows = try await reader.query(
+            """
+            SELECT id, length(CAST(payload AS BLOB)) AS bytes,
+                   CASE WHEN length(CAST(payload AS BLOB)) <= ? THEN payload END AS payload
+            FROM \(table) WHERE id > ? ORDER BY id LIMIT ?
+            """,
+            [.integer(maximumBytes), .integer(Int(cursor)), .integer(limit)]
+        )
+        return rows.compactMap { row in
+            guard let id = row.column("id")?.integer else { return nil }
+            return Row(id: Int64(id), payload: row.column("payload")?.string, bytes: row.column("bytes")?.integer ?? 0)
+        }
+    }
+
+    /// The newest row's id, or 0 for an empty table.
+    func newest() async throws -> Int64 {
+        let rows = try await reader.query("SELECT coalesce(max(id), 0) AS newest FROM \(table)")
+        return Int64(rows.first?.column("newest")?.integer ?? 0)
+    }
+
+    /// A number that changes whenever another connection commits: the safety net that finds rows
+    /// whose wake-up was lost.
+    func dataVersion() async throws -> Int64 {
+        let rows = try await reader.query("PRAGMA data_version")
+        return Int64(rows.first?.column("data_version")?.integer ?? 0)
+    }
+
+    /// Closes both connections.
+    func close() async {
+        try? await writer.close()
+        try? await reader.close()
+    }
+}

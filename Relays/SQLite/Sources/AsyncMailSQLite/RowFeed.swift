@@ -1,0 +1,81 @@
+/// The rows after a cursor, read as soon as a wake-up says a writer committed, and otherwise
+/// when the safety net finds that the database changed (`PRAGMA data_version`): a lost wake-up
+/// (a full socket queue, a writer that died between its commit and its nudge) delays rows by at
+/// most one safety-net period, and never loses them.
+///
+/// Rows come in `id` order, each once, in batches of at most `batch`; a read that fails (the
+/// database busy past its timeout, the disk gone) ends the feed with the error, and the caller
+/// opens a new one after its last row.
+struct RowFeed: Sendable {
+    let database: RelayDatabase
+    let wakeUps: WakeUps
+    let batch: Int
+    let maximumBytes: Int
+    let safetyNet: Duration
+
+    /// Reads after `cursor` until cancelled; the stream ends when its consumer stops.
+    func rows(after cursor: Int64) -> AsyncThrowingStream<[RelayDatabase.Row], any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [RelayDatabase.Row].self)
+        let task = Task {
+            do {
+                try await read(after: cursor, into: continuation)
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private enum Event: Sendable {
+        case woken
+        case check
+    }
+
+    private func read(
+        after start: Int64,
+        into continuation: AsyncThrowingStream<[RelayDatabase.Row], any Error>.Continuation
+    ) async throws {
+        let (events, input) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(2))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in wakeUps.arrivals { input.yield(.woken) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: safetyNet)
+                    input.yield(.check)
+                }
+            }
+            defer { group.cancelAll() }
+            var cursor = start
+            var version = try await database.dataVersion()
+            var needsRead = true  // what was committed before the feed began
+            var next = events.makeAsyncIterator()
+            while !Task.isCancelled {
+                if needsRead {
+                    // Until a short batch: then every row committed before this read is read.
+                    while true {
+                        let rows = try await database.rows(after: cursor, limit: batch, maximumBytes: maximumBytes)
+                        if let last = rows.last {
+                            cursor = last.id
+                            continuation.yield(rows)
+                        }
+                        if rows.count < batch { break }
+                    }
+                }
+                guard let event = await next.next() else { return }
+                switch event {
+                case .woken:
+                    needsRead = true
+                    version = try await database.dataVersion()
+                case .check:
+                    let now = try await database.dataVersion()
+                    needsRead = now != version
+                    version = now
+                }
+            }
+        }
+    }
+}

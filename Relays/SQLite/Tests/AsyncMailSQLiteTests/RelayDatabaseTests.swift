@@ -1,0 +1,98 @@
+import AsyncMailTesting
+import Foundation
+import Logging
+import Testing
+
+@testable import AsyncMailSQLite
+
+/// A fresh folder for one test's database, removed afterwards.
+func withTemporaryFolder<Result>(_ body: (String) async throws -> Result) async throws -> Result {
+    let folder = FileManager.default.temporaryDirectory.path + "/asyncmail-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    return try await body(folder)
+}
+
+func mode(of path: String) throws -> Int {
+    (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+}
+
+let logger = Logger(label: "AsyncMailSQLiteTests")
+
+@Suite("The relay's SQLite file: owner-only, WAL, and rows read once in the one order")
+struct RelayDatabaseTests {
+    @Test("created 0600 in WAL mode; one that others may write to, or a link, is refused with the fix")
+    func ownerOnly() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let database = try await RelayDatabase.open(path: path, logger: logger)
+            _ = try await database.append(["a"], at: 1)
+            #expect(try mode(of: path) == 0o600)
+            #expect(try mode(of: path + "-wal") == 0o600, "SQLite gives the WAL the database's mode")
+            await database.close()
+
+            chmod(path, 0o666)
+            await #expect(throws: RelayFileError.self) { try await RelayDatabase.open(path: path, logger: logger) }
+            do {
+                _ = try await RelayDatabase.open(path: path, logger: logger)
+            } catch let error as RelayFileError {
+                #expect(error.code == .unsafePermissions)
+                #expect(error.description.contains("its mode is 666") && error.description.contains("chmod 600"))
+            }
+            chmod(path, 0o600)
+            try FileManager.default.createSymbolicLink(atPath: folder + "/link.sqlite", withDestinationPath: path)
+            await #expect(throws: RelayFileError.self) {
+                try await RelayDatabase.open(path: folder + "/link.sqlite", logger: logger)
+            }
+        }
+    }
+
+    @Test("rows appended on one connection are read on another in id order; data_version moves")
+    func appendAndRead() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let writer = try await RelayDatabase.open(path: path, logger: logger)
+            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let before = try await reader.dataVersion()
+            let ids = try await writer.append(["one", "two", "three"], at: 1)
+            #expect(ids == [1, 2, 3])
+            #expect(try await reader.dataVersion() != before, "another connection committed")
+            let rows = try await reader.rows(after: 1, limit: 10, maximumBytes: 100)
+            #expect(rows.map(\.payload) == ["two", "three"])
+            #expect(try await reader.newest() == 3)
+            let large = String(repeating: "x", count: 200)
+            _ = try await writer.append([large], at: 2)
+            let oversize = try await reader.rows(after: 3, limit: 10, maximumBytes: 100)
+            #expect(oversize == [RelayDatabase.Row(id: 4, payload: nil, bytes: 200)], "over the limit: not read")
+            await writer.close()
+            await reader.close()
+        }
+    }
+
+    @Test("writers racing from several connections: every row once, in id order, each writer's rows in its order")
+    func racingWriters() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            var writers: [RelayDatabase] = []
+            for _ in 0..<3 { writers.append(try await RelayDatabase.open(path: path, logger: logger)) }
+            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let perWriter = 50
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, writer) in writers.enumerated() {
+                    group.addTask {
+                        for batch in 0..<perWriter { _ = try await writer.append(["\(index):\(batch)"], at: 1) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let rows = try await reader.rows(after: 0, limit: 1_000, maximumBytes: 100)
+            #expect(rows.map(\.id) == Array(1...Int64(3 * perWriter)))
+            for index in 0..<3 {
+                let own = rows.compactMap(\.payload).filter { $0.hasPrefix("\(index):") }
+                #expect(own == (0..<perWriter).map { "\(index):\($0)" })
+            }
+            for writer in writers { await writer.close() }
+            await reader.close()
+        }
+    }
+}

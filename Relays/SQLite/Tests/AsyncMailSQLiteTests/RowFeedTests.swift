@@ -1,0 +1,72 @@
+import AsyncMailTesting
+import Foundation
+import Testing
+
+@testable import AsyncMailSQLite
+
+@Suite("The row feed: rows read on a wake-up, or by the safety net when the wake-up is lost")
+struct RowFeedTests {
+    @Test("a writer's commit and nudge reach a reader on another connection: every row once, in order")
+    func wokenReadsEveryRow() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let writer = try await RelayDatabase.open(path: path, logger: logger)
+            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let writerWakeUps = try await WakeUps.open(beside: path, name: "w")
+            let readerWakeUps = try await WakeUps.open(beside: path, name: "r")
+            _ = try await writer.append(["before"], at: 1)
+            // A safety net no test outlives: only the wake-ups can bring the rows.
+            let feed = RowFeed(
+                database: reader,
+                wakeUps: readerWakeUps,
+                batch: 3,
+                maximumBytes: 100,
+                safetyNet: .seconds(3_600)
+            )
+            let batches = feed.rows(after: 0)
+            let reading = Task {
+                var read: [String] = []
+                for try await batch in batches {
+                    read += batch.compactMap(\.payload)
+                    if read.count == 21 { break }
+                }
+                return read
+            }
+            for round in 0..<5 {
+                _ = try await writer.append((0..<4).map { "\(round).\($0)" }, at: 2)
+                writerWakeUps.nudge()
+            }
+            let read = try await withTimeout { try await reading.value }
+            #expect(read == ["before"] + (0..<5).flatMap { round in (0..<4).map { "\(round).\($0)" } })
+            await writer.close()
+            await reader.close()
+            await writerWakeUps.close()
+            await readerWakeUps.close()
+        }
+    }
+
+    @Test("no wake-up at all: the safety net finds the rows by data_version")
+    func safetyNetFindsRows() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let writer = try await RelayDatabase.open(path: path, logger: logger)
+            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let readerWakeUps = try await WakeUps.open(beside: path, name: "r")
+            let feed = RowFeed(
+                database: reader,
+                wakeUps: readerWakeUps,
+                batch: 10,
+                maximumBytes: 100,
+                safetyNet: .milliseconds(20)
+            )
+            let batches = feed.rows(after: 0)
+            _ = try await writer.append(["unannounced"], at: 1)  // and no nudge
+            let rows = try await batches.first(1)
+            #expect(rows.first?.compactMap(\.payload) == ["unannounced"])
+            #expect(readerWakeUps.received == 0)
+            await writer.close()
+            await reader.close()
+            await readerWakeUps.close()
+        }
+    }
+}

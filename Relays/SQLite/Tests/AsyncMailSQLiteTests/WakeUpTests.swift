@@ -1,0 +1,71 @@
+import AsyncMailTesting
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+@testable import AsyncMailSQLite
+
+@Suite("Wake-ups: a datagram to every other process's socket after a commit")
+struct WakeUpTests {
+    @Test("a nudge wakes every other socket, not the sender's own; the folder is 0700")
+    func nudgeWakesTheOthers() async throws {
+        try await withTemporaryFolder { folder in
+            let database = folder + "/relay.sqlite"
+            let a = try await WakeUps.open(beside: database, name: "a")
+            let b = try await WakeUps.open(beside: database, name: "b")
+            let c = try await WakeUps.open(beside: database, name: "c")
+            #expect(try mode(of: database + ".wake") == 0o700)
+            a.nudge()
+            _ = try await b.arrivals.first(1)
+            _ = try await c.arrivals.first(1)
+            #expect([a.received, b.received, c.received, b.rejected] as [Int] == [0, 1, 1, 0])
+            for wakeUps in [a, b, c] { await wakeUps.close() }
+            #expect(!FileManager.default.fileExists(atPath: a.path), "a closed socket's file is removed")
+        }
+    }
+
+    @Test("a socket whose process has gone is removed by the next nudge; the others still wake")
+    func staleSocketsAreRemoved() async throws {
+        try await withTemporaryFolder { folder in
+            let database = folder + "/relay.sqlite"
+            let a = try await WakeUps.open(beside: database, name: "a")
+            let b = try await WakeUps.open(beside: database, name: "b")
+            // A socket file nobody is bound to, as a SIGKILLed process leaves.
+            let stale = try await WakeUps.open(beside: database, name: "stale")
+            let stalePath = stale.path
+            try await stale.closeLeavingFile()
+            a.nudge()
+            _ = try await b.arrivals.first(1)
+            #expect(a.staleRemoved == 1)
+            #expect(!FileManager.default.fileExists(atPath: stalePath))
+            await a.close()
+            await b.close()
+        }
+    }
+
+    @Test("a datagram that is not a relay's one byte is counted, and wakes nothing")
+    func foreignDatagramsAreCounted() async throws {
+        try await withTemporaryFolder { folder in
+            let database = folder + "/relay.sqlite"
+            let a = try await WakeUps.open(beside: database, name: "a")
+            let sender = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .bind(unixDomainSocketPath: database + ".wake/x.other", cleanupExistingSocketFile: true)
+                .get()
+            var buffer = sender.allocator.buffer(capacity: 4)
+            buffer.writeString("junk")
+            try await sender.writeAndFlush(
+                AddressedEnvelope(remoteAddress: try SocketAddress(unixDomainSocketPath: a.path), data: buffer)
+            )
+            var one = sender.allocator.buffer(capacity: 1)
+            one.writeInteger(UInt8(1))
+            try await sender.writeAndFlush(
+                AddressedEnvelope(remoteAddress: try SocketAddress(unixDomainSocketPath: a.path), data: one)
+            )
+            _ = try await a.arrivals.first(1)  // the one byte, after the junk: datagrams keep their order
+            #expect(a.rejected == 1 && a.received == 1)
+            try await sender.close()
+            await a.close()
+        }
+    }
+}
