@@ -1,3 +1,5 @@
+@_spi(AsyncMailRelay) import RelayWire
+
 extension PostgresRelay {
     /// The tests' view of the tap: mails admitted at post time, handed to the forwarding loop,
     /// and given up. Lets a test prove that mail which cannot travel is never buffered.

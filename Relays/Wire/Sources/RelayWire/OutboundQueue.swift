@@ -1,5 +1,4 @@
 @_spi(AsyncMailInternal) import AsyncMail
-@_spi(AsyncMailRelay) import RelayWire
 
 /// Posts waiting to be published, bounded; the publisher takes everything waiting at once, so
 /// that posts that pile up while one transaction runs go out together in the next.
@@ -8,8 +7,8 @@
 /// (up to ``coalescingLimit`` bytes of mail): the pair travels as one envelope and is delivered
 /// as one batch, which keeps their order and lets nothing in between, for a fraction of the cost
 /// of two envelopes. The limit still counts every post.
-final class OutboundQueue: Sendable {
-    enum Item: Sendable {
+@_spi(AsyncMailRelay) public final class OutboundQueue: Sendable {
+    @_spi(AsyncMailRelay) public enum Item: Sendable {
         case post(OutboundPost)
         /// Ephemeral mode: time to tell the fleet this origin's last number.
         case heartbeat
@@ -25,18 +24,18 @@ final class OutboundQueue: Sendable {
     }
 
     /// The most mail bytes one coalesced post carries; a single larger post travels alone.
-    static let coalescingLimit = 256 * 1024
+    @_spi(AsyncMailRelay) public static let coalescingLimit = 256 * 1024
 
     private let limit: Int
     private let state = Guarded(State())
 
-    init(limit: Int) {
+    @_spi(AsyncMailRelay) public init(limit: Int) {
         self.limit = max(limit, 1)
     }
 
     /// Queues an item; false when a post finds the queue full, or anything finds it closed
     /// (a heartbeat or a flush always fits).
-    func append(_ item: Item) -> Bool {
+    @_spi(AsyncMailRelay) public func append(_ item: Item) -> Bool {
         let (accepted, waking): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { state in
             guard !state.isClosed else { return (false, nil) }
             if case .post(let post) = item {
@@ -61,7 +60,7 @@ final class OutboundQueue: Sendable {
 
     /// Once the publisher has stopped: takes what it left, and tells the flushes among it that
     /// the relay stopped.
-    func abandon() {
+    @_spi(AsyncMailRelay) public func abandon() {
         let left = state.withLock { state in
             defer { state.items = [] }
             return state.items
@@ -70,7 +69,7 @@ final class OutboundQueue: Sendable {
     }
 
     /// Stops accepting; what is queued is still handed out.
-    func close() {
+    @_spi(AsyncMailRelay) public func close() {
         let waking = state.withLock { state in
             state.isClosed = true
             defer { state.waiting = nil }
@@ -81,7 +80,7 @@ final class OutboundQueue: Sendable {
 
     /// Everything queued, waiting for something if nothing is; nil once closed and empty.
     /// One consumer only.
-    func takeAll() async -> [Item]? {
+    @_spi(AsyncMailRelay) public func takeAll() async -> [Item]? {
         while true {
             enum Outcome {
                 case items([Item])
@@ -114,7 +113,7 @@ final class OutboundQueue: Sendable {
     }
 
     /// The mails of the posts among `items`.
-    static func mailCount(of items: [Item]) -> Int {
+    @_spi(AsyncMailRelay) public static func mailCount(of items: [Item]) -> Int {
         items.reduce(0) { count, item in
             if case .post(let post) = item { return count + post.mails.count }
             return count

@@ -2,20 +2,20 @@
 
 /// Where posted mail enters the relay: it admits whole posts while the backlog allows, counts
 /// what it refuses and everything else the relay gives up, and tracks how far forwarding has
-/// got, for a graceful shutdown and for ``PostgresRelay/flush()``.
+/// got, for a graceful shutdown and for a relay's `flush()`.
 ///
 /// The tap's filter calls ``admit(endingPost:)`` for each relayable mail at post time, in the
 /// mailroom's one order; the forwarding loop calls ``forwardedOne()`` for each mail it handled.
-final class TapGate: Sendable {
+@_spi(AsyncMailRelay) public final class TapGate: Sendable {
     /// What the forwarding loop must do after handling one mail.
-    struct Progress {
+    @_spi(AsyncMailRelay) public struct Progress: Sendable {
         /// Flushes waiting for what was posted before them to be forwarded, which now is: their
         /// markers go into the outbound queue, behind that mail.
-        var matured: [FlushTicket] = []
+        @_spi(AsyncMailRelay) public var matured: [FlushTicket] = []
         /// Posts refused since the last call, to report as a queue overflow.
-        var refusedPosts = 0
+        @_spi(AsyncMailRelay) public var refusedPosts = 0
         /// A graceful shutdown began and everything admitted before it is forwarded.
-        var isDone = false
+        @_spi(AsyncMailRelay) public var isDone = false
     }
 
     private struct State {
@@ -42,22 +42,22 @@ final class TapGate: Sendable {
     private let backlogLimit: Int
     private let state = Guarded(State())
 
-    init(backlogLimit: Int) {
+    @_spi(AsyncMailRelay) public init(backlogLimit: Int) {
         self.backlogLimit = max(backlogLimit, 1)
     }
 
     /// Mails admitted, forwarded and lost so far.
-    var counts: (admitted: Int, forwarded: Int, lost: Int) {
+    @_spi(AsyncMailRelay) public var counts: (admitted: Int, forwarded: Int, lost: Int) {
         state.withLock { ($0.admitted, $0.forwarded, $0.lost) }
     }
 
     /// The relay runs: flushes are taken from now on.
-    func open() {
+    @_spi(AsyncMailRelay) public func open() {
         state.withLock { $0.isOpen = true }
     }
 
     /// The relay stopped: every flush still waiting is told so.
-    func close() -> [FlushTicket] {
+    @_spi(AsyncMailRelay) public func close() -> [FlushTicket] {
         state.withLock { state in
             state.isOpen = false
             defer { state.flushes = [] }
@@ -71,7 +71,7 @@ final class TapGate: Sendable {
     /// refused without being counted as lost once a graceful shutdown began: the mailroom then
     /// delivers it here at once, and only the rest of the fleet misses it, as for any post made
     /// after the relay stopped.
-    func admit(endingPost: Bool, routed: Bool = false) -> Bool {
+    @_spi(AsyncMailRelay) public func admit(endingPost: Bool, routed: Bool = false) -> Bool {
         state.withLock { state in
             if routed, state.shutdownTarget != nil || !state.isOpen { return false }
             if state.startsPost { state.admittingPost = state.admitted - state.forwarded < backlogLimit }
@@ -87,7 +87,7 @@ final class TapGate: Sendable {
     }
 
     /// The forwarding loop handled one more mail.
-    func forwardedOne() -> Progress {
+    @_spi(AsyncMailRelay) public func forwardedOne() -> Progress {
         state.withLock { state in
             state.forwarded += 1
             var progress = Progress()
@@ -103,13 +103,13 @@ final class TapGate: Sendable {
     }
 
     /// Counts mails the relay gave up on after admitting them.
-    func lose(_ mails: Int) {
+    @_spi(AsyncMailRelay) public func lose(_ mails: Int) {
         state.withLock { $0.lost += mails }
     }
 
     /// A graceful shutdown: forwarding stops once everything admitted so far is forwarded.
     /// Returns true when it is already.
-    func beginShutdown() -> Bool {
+    @_spi(AsyncMailRelay) public func beginShutdown() -> Bool {
         state.withLock { state in
             state.shutdownTarget = state.admitted
             return state.forwarded >= state.admitted
@@ -118,7 +118,7 @@ final class TapGate: Sendable {
 
     /// A flush: returns `.queueNow` when everything admitted so far is forwarded already,
     /// `.waiting` when the forwarding loop will queue its marker, or `.notRunning`.
-    func register(_ ticket: FlushTicket) -> (Registration, lostBefore: Int) {
+    @_spi(AsyncMailRelay) public func register(_ ticket: FlushTicket) -> (Registration, lostBefore: Int) {
         state.withLock { state in
             guard state.isOpen else { return (.notRunning, 0) }
             if state.forwarded >= state.admitted { return (.queueNow, state.lostAtLastFlush) }
@@ -127,12 +127,12 @@ final class TapGate: Sendable {
         }
     }
 
-    enum Registration {
+    @_spi(AsyncMailRelay) public enum Registration: Sendable {
         case queueNow, waiting, notRunning
     }
 
     /// A flush is done: how many mails were lost since `lostBefore`, and the new baseline.
-    func settleFlush(since lostBefore: Int) -> Int {
+    @_spi(AsyncMailRelay) public func settleFlush(since lostBefore: Int) -> Int {
         state.withLock { state in
             state.lostAtLastFlush = max(state.lostAtLastFlush, state.lost)
             return state.lost - lostBefore

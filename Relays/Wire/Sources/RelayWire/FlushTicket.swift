@@ -1,10 +1,10 @@
 @_spi(AsyncMailInternal) import AsyncMail
 
-/// One ``PostgresRelay/flush()`` on its way through the relay, resolved once with its outcome.
-typealias FlushTicket = OneShot<FlushOutcome>
+/// One a relay's `flush()` on its way through the relay, resolved once with its outcome.
+@_spi(AsyncMailRelay) public typealias FlushTicket = OneShot<FlushOutcome>
 
-/// How a ``PostgresRelay/flush()`` ended.
-enum FlushOutcome: Sendable {
+/// How a a relay's `flush()` ended.
+@_spi(AsyncMailRelay) public enum FlushOutcome: Sendable {
     /// Everything before it was published (or, in ephemeral mode, dropped and counted lost).
     case passed
     /// The relay stopped first.
