@@ -12,6 +12,10 @@ let root = String(Context.packageDirectory.split(separator: "/").dropLast(2).las
 let package = Package(
     name: "AsyncMailSQLite",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        // The storage and wake-ups between two processes, measured: `swift run -c release ... SQLiteBench`.
+        .executable(name: "SQLiteBench", targets: ["SQLiteBench"])
+    ],
     dependencies: [
         .package(path: "../.."),
         // The wire format and codec every relay shares.
@@ -31,6 +35,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(
+            name: "SQLiteBench",
+            dependencies: ["AsyncMailSQLite", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AsyncMailSQLiteTests",

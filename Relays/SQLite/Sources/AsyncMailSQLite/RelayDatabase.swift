@@ -15,17 +15,17 @@ import SQLiteNIO
 /// Two connections: the writer's, used only by the publishing loop, and the reader's, used
 /// only by the reading loop, whose `PRAGMA data_version` moves whenever another connection (this
 /// process's writer too) commits.
-final class RelayDatabase: Sendable {
+package final class RelayDatabase: Sendable {
     /// A row as read: its number, and its payload (untrusted).
-    struct Row: Sendable, Equatable {
-        let id: Int64
-        let payload: String?
+    package struct Row: Sendable, Equatable {
+        package let id: Int64
+        package let payload: String?
         /// The payload's size, kept when the payload is over the limit and not read.
-        let bytes: Int
+        package let bytes: Int
     }
 
-    let path: String
-    let table: String
+    package let path: String
+    package let table: String
     private let writer: SQLiteConnection
     private let reader: SQLiteConnection
 
@@ -41,7 +41,7 @@ final class RelayDatabase: Sendable {
     ///
     /// - Parameter busyTimeout: How long a statement waits for another process's write lock
     ///   before it fails with `SQLITE_BUSY` (a process stopped while it held one, say).
-    static func open(
+    package static func open(
         path: String,
         table: String = "asyncmail_relay",
         busyTimeout: Duration = .seconds(5),
@@ -85,7 +85,7 @@ final class RelayDatabase: Sendable {
     }
 
     /// Appends `payloads` in one transaction, in order; returns their ids.
-    func append(_ payloads: [String], at milliseconds: Int64) async throws -> [Int64] {
+    package func append(_ payloads: [String], at milliseconds: Int64) async throws -> [Int64] {
         guard !payloads.isEmpty else { return [] }
         let values = Array(repeating: "(?, ?)", count: payloads.count).joined(separator: ", ")
         let binds = payloads.flatMap { [SQLiteData.integer(Int(milliseconds)), .text($0)] }
@@ -96,7 +96,7 @@ final class RelayDatabase: Sendable {
 
     /// The rows after `cursor`, in order, at most `limit`; a payload over `maximumBytes` is not
     /// read (its row says how large it is).
-    func rows(after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> [Row] {
+    package func rows(after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> [Row] {
         let rows = try await reader.query(
             """
             SELECT id, length(CAST(payload AS BLOB)) AS bytes,
@@ -112,20 +112,20 @@ final class RelayDatabase: Sendable {
     }
 
     /// The newest row's id, or 0 for an empty table.
-    func newest() async throws -> Int64 {
+    package func newest() async throws -> Int64 {
         let rows = try await reader.query("SELECT coalesce(max(id), 0) AS newest FROM \(table)")
         return Int64(rows.first?.column("newest")?.integer ?? 0)
     }
 
     /// A number that changes whenever another connection commits: the safety net that finds rows
     /// whose wake-up was lost.
-    func dataVersion() async throws -> Int64 {
+    package func dataVersion() async throws -> Int64 {
         let rows = try await reader.query("PRAGMA data_version")
         return Int64(rows.first?.column("data_version")?.integer ?? 0)
     }
 
     /// Closes both connections.
-    func close() async {
+    package func close() async {
         try? await writer.close()
         try? await reader.close()
     }

@@ -6,15 +6,23 @@
 /// Rows come in `id` order, each once, in batches of at most `batch`; a read that fails (the
 /// database busy past its timeout, the disk gone) ends the feed with the error, and the caller
 /// opens a new one after its last row.
-struct RowFeed: Sendable {
-    let database: RelayDatabase
-    let wakeUps: WakeUps
-    let batch: Int
-    let maximumBytes: Int
-    let safetyNet: Duration
+package struct RowFeed: Sendable {
+    package let database: RelayDatabase
+    package let wakeUps: WakeUps
+    package let batch: Int
+    package let maximumBytes: Int
+    package let safetyNet: Duration
+
+    package init(database: RelayDatabase, wakeUps: WakeUps, batch: Int, maximumBytes: Int, safetyNet: Duration) {
+        self.database = database
+        self.wakeUps = wakeUps
+        self.batch = batch
+        self.maximumBytes = maximumBytes
+        self.safetyNet = safetyNet
+    }
 
     /// Reads after `cursor` until cancelled; the stream ends when its consumer stops.
-    func rows(after cursor: Int64) -> AsyncThrowingStream<[RelayDatabase.Row], any Error> {
+    package func rows(after cursor: Int64) -> AsyncThrowingStream<[RelayDatabase.Row], any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [RelayDatabase.Row].self)
         let task = Task {
             do {

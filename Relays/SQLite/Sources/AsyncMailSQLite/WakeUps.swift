@@ -18,13 +18,13 @@ import Darwin
 /// A datagram carries nothing but "look again": a reader that gets one reads the table, which is
 /// what it trusts. One of any other size is not what a relay sends: counted, never acted on. A
 /// socket whose process has gone (a refused send) is removed by the next writer.
-final class WakeUps: Sendable {
+package final class WakeUps: Sendable {
     /// The folder of sockets: the database's path and `.wake`.
-    let directory: String
+    package let directory: String
     /// This process's socket in it.
-    let path: String
+    package let path: String
     /// One element per wake-up, coalesced while nobody reads.
-    let arrivals: AsyncStream<Void>
+    package let arrivals: AsyncStream<Void>
     private let channel: any Channel
     private let counts: Counts
     /// The socket nudges are sent from, bound to `name.send` beside `name.sock`: a datagram from
@@ -38,9 +38,9 @@ final class WakeUps: Sendable {
         let staleRemoved = Atomic(0)
     }
 
-    var received: Int { counts.received.load(ordering: .relaxed) }
-    var rejected: Int { counts.rejected.load(ordering: .relaxed) }
-    var staleRemoved: Int { counts.staleRemoved.load(ordering: .relaxed) }
+    package var received: Int { counts.received.load(ordering: .relaxed) }
+    package var rejected: Int { counts.rejected.load(ordering: .relaxed) }
+    package var staleRemoved: Int { counts.staleRemoved.load(ordering: .relaxed) }
 
     private init(
         directory: String,
@@ -59,7 +59,7 @@ final class WakeUps: Sendable {
     }
 
     /// Binds this process's socket, `name.sock`, in the folder beside `database`.
-    static func open(
+    package static func open(
         beside database: String,
         name: String,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -121,7 +121,7 @@ final class WakeUps: Sendable {
     /// Sent from a plain socket of its own, never blocking: a refused send (nobody bound, its
     /// process gone) must not touch the channel that receives, and a full queue means the peer
     /// has a wake-up pending already.
-    func nudge() {
+    package func nudge() {
         var byte: UInt8 = 1
         for peer in Self.sockets(in: directory) where peer != path {
             let sent = Self.withAddress(peer) { address, length in
@@ -156,7 +156,7 @@ final class WakeUps: Sendable {
     }
 
     /// Unbinds this process's socket and removes its file.
-    func close() async {
+    package func close() async {
         try? await channel.close()
         unlink(path)
         _ = SystemCalls.close(sender)
