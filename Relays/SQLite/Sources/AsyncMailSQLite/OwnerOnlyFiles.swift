@@ -38,6 +38,13 @@ enum OwnerOnlyFiles {
         try check(path, isDirectory: true)
     }
 
+    /// The file's identity (device and inode), to tell it from one put in its place later.
+    static func identity(of path: String) -> FileIdentity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
     /// Refuses what another user owns, or what others may write to (a folder: enter either).
     private static func check(_ path: String, isDirectory: Bool) throws(RelayFileError) {
         var status = stat()
@@ -75,4 +82,11 @@ enum OwnerOnlyFiles {
             )
         }
     }
+}
+
+/// Which file a path named when it was opened: a relay whose database was deleted or replaced
+/// goes on writing to the old, unlinked file, which no other process reads.
+struct FileIdentity: Sendable, Equatable {
+    let device: UInt64
+    let inode: UInt64
 }

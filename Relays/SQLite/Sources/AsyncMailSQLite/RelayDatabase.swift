@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SQLiteNIO
+import Synchronization
 
 /// The relay's SQLite file: created readable and writable by its owner only, in WAL mode, with
 /// one table of rows that every process sharing the file appends to and reads in `id` order.
@@ -28,12 +29,31 @@ package final class RelayDatabase: Sendable {
     package let table: String
     private let writer: SQLiteConnection
     private let reader: SQLiteConnection
+    /// The file opened, to notice it deleted or replaced.
+    private let identity: FileIdentity?
+    private let isClosed = Atomic(false)
 
     private init(path: String, table: String, writer: SQLiteConnection, reader: SQLiteConnection) {
         self.path = path
         self.table = table
         self.writer = writer
         self.reader = reader
+        self.identity = OwnerOnlyFiles.identity(of: path)
+    }
+
+    /// Throws when the path no longer names the file this opened: deleted, or replaced by
+    /// another. Checked by the row feed's safety net.
+    package func checkFile() throws(RelayFileError) {
+        let now = OwnerOnlyFiles.identity(of: path)
+        guard now == identity else {
+            throw RelayFileError(
+                .replaced,
+                path: path,
+                reason: now == nil
+                    ? "the database was deleted while the relay had it open"
+                    : "the database was replaced while the relay had it open"
+            )
+        }
     }
 
     /// Opens (creating when missing, mode 0600) the database at `path`, in WAL mode, with the
@@ -126,7 +146,18 @@ package final class RelayDatabase: Sendable {
 
     /// Closes both connections.
     package func close() async {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try? await writer.close()
         try? await reader.close()
+    }
+
+    /// A database dropped without ``close()`` (its owner failed, say) still closes its
+    /// connections: sqlite-nio asserts that a connection is closed before it goes, and would
+    /// otherwise leak the SQLite handle. The close runs on sqlite-nio's thread pool, which holds
+    /// the connection until it is done.
+    deinit {
+        guard !isClosed.load(ordering: .acquiring) else { return }
+        _ = writer.close() as EventLoopFuture<Void>
+        _ = reader.close() as EventLoopFuture<Void>
     }
 }

@@ -2,28 +2,31 @@
 ///
 /// A struct with a code, so that new reasons do not break a `switch` over the ones handled.
 /// Internal until the relay that throws it is public (#45).
-struct RelayFileError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct RelayFileError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong with the file or folder.
-    struct Code: Sendable, Hashable, CustomStringConvertible {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
 
         /// Another user owns it, or others may write to it: rows or wake-ups could come from them.
-        static let unsafePermissions = Code("unsafePermissions")
+        package static let unsafePermissions = Code("unsafePermissions")
         /// It could not be created or opened (the folder missing, no right to it, the disk full).
-        static let unavailable = Code("unavailable")
+        package static let unavailable = Code("unavailable")
+        /// The database was deleted or replaced while the relay had it open: the relay would go
+        /// on with a file no other process reads.
+        package static let replaced = Code("replaced")
         /// The path is longer than a Unix socket's path may be (about 100 bytes).
-        static let pathTooLong = Code("pathTooLong")
+        package static let pathTooLong = Code("pathTooLong")
 
-        var description: String { name }
+        package var description: String { name }
     }
 
     /// What was wrong.
-    let code: Code
+    package let code: Code
     /// The file or folder.
-    let path: String
+    package let path: String
     /// Why, in words, with what fixes it.
-    let reason: String
+    package let reason: String
 
     init(_ code: Code, path: String, reason: String) {
         self.code = code
@@ -31,5 +34,5 @@ struct RelayFileError: Error, Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
-    var description: String { "\(path): \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }

@@ -5,7 +5,9 @@
 ///
 /// Rows come in `id` order, each once, in batches of at most `batch`; a read that fails (the
 /// database busy past its timeout, the disk gone) ends the feed with the error, and the caller
-/// opens a new one after its last row.
+/// opens a new one after its last row. So does the safety net finding the database deleted or
+/// replaced under it (``RelayFileError/Code/replaced``): the feed would otherwise go on reading
+/// a file no other process writes.
 package struct RowFeed: Sendable {
     package let database: RelayDatabase
     package let wakeUps: WakeUps
@@ -29,7 +31,14 @@ package struct RowFeed: Sendable {
                 try await read(after: cursor, into: continuation)
                 continuation.finish()
             } catch {
-                continuation.finish(throwing: error)
+                // A database deleted under it fails SQLite's own calls first ("disk I/O error"):
+                // say what happened instead, when that is it.
+                do throws(RelayFileError) {
+                    try database.checkFile()
+                    continuation.finish(throwing: error)
+                } catch {
+                    continuation.finish(throwing: error)
+                }
             }
         }
         continuation.onTermination = { _ in task.cancel() }
@@ -79,6 +88,7 @@ package struct RowFeed: Sendable {
                     needsRead = true
                     version = try await database.dataVersion()
                 case .check:
+                    try database.checkFile()
                     let now = try await database.dataVersion()
                     needsRead = now != version
                     version = now

@@ -70,3 +70,49 @@ struct RowFeedTests {
         }
     }
 }
+
+@Suite("The row feed when the database is deleted or replaced under it")
+struct ReplacedDatabaseTests {
+    @Test("deleted, or replaced by another file: the feed ends with .replaced at its next safety-net check")
+    func deletedOrReplaced() async throws {
+        for replace in [false, true] {
+            try await withTemporaryFolder { folder in
+                let path = folder + "/relay.sqlite"
+                let reader = try await RelayDatabase.open(path: path, logger: logger)
+                let wakeUps = try await WakeUps.open(beside: path, name: "r")
+                let feed = RowFeed(
+                    database: reader,
+                    wakeUps: wakeUps,
+                    batch: 10,
+                    maximumBytes: 100,
+                    safetyNet: .milliseconds(20)
+                )
+                let batches = feed.rows(after: 0)
+                try FileManager.default.removeItem(atPath: path)
+                let other = replace ? try await RelayDatabase.open(path: path, logger: logger) : nil
+                do {
+                    _ = try await batches.collect()
+                    Issue.record("the feed went on with a \(replace ? "replaced" : "deleted") database")
+                } catch let error as RelayFileError {
+                    #expect(error.code == .replaced)
+                    #expect(error.description.contains(replace ? "replaced" : "deleted"))
+                }
+                await reader.close()
+                await other?.close()
+                await wakeUps.close()
+            }
+        }
+    }
+
+    @Test("a database dropped without close() closes its connections, rather than trapping")
+    func droppedWithoutClose() async throws {
+        try await withTemporaryFolder { folder in
+            var database: RelayDatabase? = try await RelayDatabase.open(path: folder + "/relay.sqlite", logger: logger)
+            _ = try await database?.append(["x"], at: 1)
+            database = nil  // sqlite-nio asserts in a debug build if its connection was not closed
+            let again = try await RelayDatabase.open(path: folder + "/relay.sqlite", logger: logger)
+            #expect(try await again.newest() == 1)
+            await again.close()
+        }
+    }
+}
