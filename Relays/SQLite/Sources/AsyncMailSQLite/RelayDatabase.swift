@@ -28,6 +28,8 @@ package final class RelayDatabase: Sendable {
     package let path: String
     package let table: String
     private let writer: SQLiteConnection
+    /// The writer's connection, for the test-only hooks (`RelayDatabase+Testing.swift`).
+    var writerForTesting: SQLiteConnection { writer }
     private let reader: SQLiteConnection
     /// The file opened, to notice it deleted or replaced.
     private let identity: FileIdentity?

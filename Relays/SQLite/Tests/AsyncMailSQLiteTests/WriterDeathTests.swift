@@ -66,3 +66,29 @@ struct WriterDeathTests {
         }
     }
 }
+
+@Suite("The database full")
+struct FullDatabaseTests {
+    @Test("an append that does not fit fails whole with SQLITE_FULL; what was committed stays, and room lets it go on")
+    func fullDiskFailsTheAppendWhole() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let database = try await RelayDatabase.open(path: path, logger: logger)
+            _ = try await database.append(["kept"], at: 1)
+            try await database.capPages(8)
+            let large = Array(repeating: String(repeating: "x", count: 4_000), count: 50)
+            do {
+                _ = try await database.append(large, at: 2)
+                Issue.record("200 KB went into an 8-page database")
+            } catch {
+                #expect("\(error)".contains("full"), "SQLITE_FULL: \(error)")
+            }
+            #expect(
+                try await database.rows(after: 0, limit: 100, maximumBytes: 10_000).compactMap(\.payload) == ["kept"]
+            )
+            try await database.capPages(nil)
+            #expect(try await database.append(["then"], at: 3).count == 1)
+            await database.close()
+        }
+    }
+}
