@@ -19,10 +19,24 @@ import Synchronization
 package final class RelayDatabase: Sendable {
     /// A row as read: its number, and its payload (untrusted).
     package struct Row: Sendable, Equatable {
+        /// What a row holds, as read: the table is shared with every process that can open the
+        /// file, so a row is untrusted, and one a relay would not write is told apart here.
+        package enum Content: Sendable, Equatable {
+            /// A payload to decode (still untrusted: RelayWire checks it).
+            case text(String)
+            /// A text payload over the limit, not read: its size.
+            case oversize(bytes: Int)
+            /// Not text (a blob, a number, null): no relay writes it. SQLite's type of it.
+            case malformed(type: String)
+        }
+
         package let id: Int64
-        package let payload: String?
-        /// The payload's size, kept when the payload is over the limit and not read.
-        package let bytes: Int
+        package let content: Content
+
+        /// The payload, when the row holds one within the limit.
+        package var payload: String? {
+            if case .text(let text) = content { text } else { nil }
+        }
     }
 
     package let path: String
@@ -117,19 +131,25 @@ package final class RelayDatabase: Sendable {
     }
 
     /// The rows after `cursor`, in order, at most `limit`; a payload over `maximumBytes` is not
-    /// read (its row says how large it is).
+    /// read (its row says how large it is), and one that is not text is told apart.
     package func rows(after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> [Row] {
         let rows = try await reader.query(
             """
-            SELECT id, length(CAST(payload AS BLOB)) AS bytes,
-                   CASE WHEN length(CAST(payload AS BLOB)) <= ? THEN payload END AS payload
+            SELECT id, typeof(payload) AS kind, length(CAST(payload AS BLOB)) AS bytes,
+                   CASE WHEN typeof(payload) = 'text' AND length(CAST(payload AS BLOB)) <= ? THEN payload END AS payload
             FROM \(table) WHERE id > ? ORDER BY id LIMIT ?
             """,
             [.integer(maximumBytes), .integer(Int(cursor)), .integer(limit)]
         )
         return rows.compactMap { row in
+            // `id` is the INTEGER PRIMARY KEY: SQLite stores nothing else there.
             guard let id = row.column("id")?.integer else { return nil }
-            return Row(id: Int64(id), payload: row.column("payload")?.string, bytes: row.column("bytes")?.integer ?? 0)
+            let kind = row.column("kind")?.string ?? "null"
+            guard kind == "text" else { return Row(id: Int64(id), content: .malformed(type: kind)) }
+            guard case .text(let text)? = row.column("payload") else {
+                return Row(id: Int64(id), content: .oversize(bytes: row.column("bytes")?.integer ?? 0))
+            }
+            return Row(id: Int64(id), content: .text(text))
         }
     }
 

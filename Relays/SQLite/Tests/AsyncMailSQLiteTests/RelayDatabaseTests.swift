@@ -63,7 +63,7 @@ struct RelayDatabaseTests {
             let large = String(repeating: "x", count: 200)
             _ = try await writer.append([large], at: 2)
             let oversize = try await reader.rows(after: 3, limit: 10, maximumBytes: 100)
-            #expect(oversize == [RelayDatabase.Row(id: 4, payload: nil, bytes: 200)], "over the limit: not read")
+            #expect(oversize == [RelayDatabase.Row(id: 4, content: .oversize(bytes: 200))], "over the limit: not read")
             await writer.close()
             await reader.close()
         }
@@ -93,6 +93,39 @@ struct RelayDatabaseTests {
             }
             for writer in writers { await writer.close() }
             await reader.close()
+        }
+    }
+
+    @Test(
+        "a row no relay writes is told apart (a blob); a number turns text by the column's affinity, for RelayWire to refuse"
+    )
+    func foreignRowsAreToldApart() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let database = try await RelayDatabase.open(path: path, logger: logger)
+            _ = try await database.append(["fine"], at: 1)
+            // Another program writing the shared table, with SQLite's dynamic types.
+            let script = """
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.execute("INSERT INTO asyncmail_relay (at, payload) VALUES (0, x'00ff00')")
+                db.execute("INSERT INTO asyncmail_relay (at, payload) VALUES (0, 42)")
+                db.execute("INSERT INTO asyncmail_relay (at, payload) VALUES (0, '{\\"o\\": 1}')")
+                db.commit()
+                """
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            writer.arguments = ["python3", "-c", script, path]
+            try writer.run()
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+            let rows = try await database.rows(after: 0, limit: 10, maximumBytes: 100)
+            #expect(
+                rows.map(\.content) == [
+                    .text("fine"), .malformed(type: "blob"), .text("42"), .text(#"{"o": 1}"#),
+                ]
+            )
+            await database.close()
         }
     }
 }
