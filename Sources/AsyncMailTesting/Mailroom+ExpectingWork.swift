@@ -6,8 +6,10 @@ extension Mailroom {
     /// `type` and `senders` is running (`running: true`) or stopped (`running: false`), without
     /// subscribing: the check is never demand, so it starts and keeps nothing running.
     ///
-    /// A work is running from the moment it is started until it has been cancelled and has
-    /// returned; during its grace (`stopAfter:`) it is still running. `senders` must be what the
+    /// A work is running from the moment `whileSubscribed` starts it until `whileSubscribed` has
+    /// stopped it (cancelled it and seen it return): during its grace (`stopAfter:`) it is still
+    /// running, and so is a work that returned by itself while subscribers remain, since it is
+    /// not started again until they have all gone. `senders` must be what the
     /// `whileSubscribed` call was given; with no such call, nothing is running. It returns as soon
     /// as the state holds (at once when it already does), and records one `Issue` at
     /// `sourceLocation` when it does not hold within `limit`; a check that work stays stopped
