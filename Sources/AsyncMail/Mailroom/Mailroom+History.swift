@@ -53,8 +53,9 @@ extension Mailroom {
     /// position throws ``PositionError/Code/severalRooms``. A gap there is ``HistoryGap/Code/expired``
     /// with `missed` nil: rooms drop mail each by their own limits.
     ///
-    /// With `position` nil the subscription starts live, as `subscribe(to:from:)` does, but with
-    /// positions. A position older than what the room keeps, or of another epoch (another
+    /// With `position` nil (the caller has none; a client's text is read with
+    /// ``MailPosition/init(parsing:)``, which throws on a mangled one rather than giving nil) the
+    /// subscription starts live, as `subscribe(to:from:)` does, but with positions. A position older than what the room keeps, or of another epoch (another
     /// mailroom, or this one before a restart), is not an error: ``Resumption/gap`` reports it,
     /// typed, with how many of the room's mails were missed where that is known, and the
     /// subscription goes on with what is kept. A position is untrusted input (it comes back from a
