@@ -38,14 +38,7 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows -> [M] {
-        guard count >= 1 else {
-            // Expecting nothing would pass whatever happened; that is `expectNoMail`'s job.
-            Issue.record(
-                "expectMail needs a count of at least 1, not \(count): use expectNoMail",
-                sourceLocation: sourceLocation
-            )
-            return []
-        }
+        guard Self.isExpectable(count, at: sourceLocation) else { return [] }
         let arrived = Arrivals<M>()
         let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
         let elsewhere = await OtherSenders<M>.watch(self, besides: senders)
@@ -80,13 +73,7 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async rethrows -> [M] {
-        guard count >= 1 else {
-            Issue.record(
-                "expectMail needs a count of at least 1, not \(count): use expectNoMail",
-                sourceLocation: sourceLocation
-            )
-            return []
-        }
+        guard Self.isExpectable(count, at: sourceLocation) else { return [] }
         let arrived = Arrivals<M>()
         let stream = await subscribe(to: M.self, fromAny: S.self, where: arrived.record)
         let elsewhere = await OtherSenders<M>.watch(self, besides: nil)
@@ -102,6 +89,17 @@ extension Mailroom {
         )
     }
 
+    /// Whether `count` is one to expect; records the issue at once when it is not. Expecting
+    /// nothing would pass whatever happened: that is `expectNoMail`'s job.
+    static func isExpectable(_ count: Int, at sourceLocation: SourceLocation) -> Bool {
+        guard count < 1 else { return true }
+        Issue.record(
+            "expectMail needs a count of at least 1, not \(count): use expectNoMail",
+            sourceLocation: sourceLocation
+        )
+        return false
+    }
+
     /// Waits for `count` arrivals on `stream`, and records the issue when fewer or more came.
     private static func check<M: Mail, Element: Sendable>(
         _ count: Int,
@@ -113,18 +111,38 @@ extension Mailroom {
         at sourceLocation: SourceLocation
     ) async -> [M] {
         let complete = await first(in: stream, within: limit, at: sourceLocation) { _ in arrived.count >= count }
-        if complete == nil {
+        report(count, arrived, complete: complete != nil, from: senders, within: limit, at: sourceLocation) {
+            elsewhere.describe(besides: arrived.count)
+        }
+        return arrived.mails
+    }
+
+    /// Records the one issue of an `expectMail` with a count: fewer than `count` arrived within
+    /// `limit` (`complete` false), or more did. `qualifier` says what the mail followed (" after
+    /// the position"); `elsewhere` what other senders posted meanwhile, read only on a failure.
+    static func report<M: Mail>(
+        _ count: Int,
+        _ arrived: Arrivals<M>,
+        complete: Bool,
+        from senders: String,
+        _ qualifier: String = "",
+        within limit: Duration,
+        at sourceLocation: SourceLocation,
+        elsewhere: () -> String = { "" }
+    ) {
+        if !complete {
             let message =
-                "expected \(count) \(M.self) from \(senders) within \(limit); \(arrived.describe())"
-                + elsewhere.describe(besides: arrived.count)
+                "expected \(count) \(M.self) from \(senders)\(qualifier) within \(limit); \(arrived.describe())"
+                + elsewhere()
             Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
         } else if arrived.count > count {
             Issue.record(
-                "expected exactly \(count) \(M.self) from \(senders); \(arrived.describe())",
+                Comment(
+                    rawValue: "expected exactly \(count) \(M.self) from \(senders)\(qualifier); \(arrived.describe())"
+                ),
                 sourceLocation: sourceLocation
             )
         }
-        return arrived.mails
     }
 
     /// Runs `action`, then returns the first mail of type `M` that satisfies `predicate`, waiting
@@ -153,14 +171,9 @@ extension Mailroom {
         let stream = await subscribe(to: M.self, from: senders, where: arrived.record)
         let elsewhere = await OtherSenders<M>.watch(self, besides: senders)
         try await action()
-        guard let match = await Self.first(in: stream, within: limit, at: sourceLocation, where: predicate) else {
-            let message =
-                "expected one \(M.self) from \(senders) that matches the predicate within \(limit); "
-                + "none of them did: \(arrived.describe())" + elsewhere.describe(besides: arrived.count)
-            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
-            return nil
+        return await Self.match(in: stream, arrived, from: "\(senders)", elsewhere, within: limit, at: sourceLocation) {
+            predicate($0)
         }
-        return match
     }
 
     /// Runs `action`, then returns the first mail of type `M` from any sender of type `S` that
@@ -187,10 +200,32 @@ extension Mailroom {
         let stream = await subscribe(to: M.self, fromAny: S.self, where: arrived.record)
         let elsewhere = await OtherSenders<M>.watch(self, besides: nil)
         try await action()
-        guard let match = await Self.first(in: stream, within: limit, at: sourceLocation, where: { predicate($0.mail) })
-        else {
+        return await Self.match(
+            in: stream,
+            arrived,
+            from: "any \(S.self)",
+            elsewhere,
+            within: limit,
+            at: sourceLocation
+        ) {
+            predicate($0.mail)
+        }
+    }
+
+    /// The first element of `stream` that satisfies `predicate`, within `limit`; otherwise the
+    /// one issue of a predicate `expectMail`, naming what arrived and what others posted, and nil.
+    private static func match<M: Mail, Element: Sendable>(
+        in stream: AsyncStream<Element>,
+        _ arrived: Arrivals<M>,
+        from senders: String,
+        _ elsewhere: OtherSenders<M>,
+        within limit: Duration,
+        at sourceLocation: SourceLocation,
+        where predicate: @escaping @Sendable (Element) -> Bool
+    ) async -> Element? {
+        guard let match = await first(in: stream, within: limit, at: sourceLocation, where: predicate) else {
             let message =
-                "expected one \(M.self) from any \(S.self) that matches the predicate within \(limit); "
+                "expected one \(M.self) from \(senders) that matches the predicate within \(limit); "
                 + "none of them did: \(arrived.describe())" + elsewhere.describe(besides: arrived.count)
             Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
             return nil

@@ -32,13 +32,7 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async throws -> [Positioned<M>] {
-        guard count >= 1 else {
-            Issue.record(
-                "expectMail needs a count of at least 1, not \(count): use expectNoMail",
-                sourceLocation: sourceLocation
-            )
-            return []
-        }
+        guard Self.isExpectable(count, at: sourceLocation) else { return [] }
         let arrived = Arrivals<M>()
         let resumed = try await subscribe(to: M.self, from: senders, after: position, where: arrived.record)
         return try await collect(
@@ -73,13 +67,7 @@ extension Mailroom {
         sourceLocation: SourceLocation = #_sourceLocation,
         during action: () async throws -> Void
     ) async throws -> [Positioned<Envelope<M, S>>] {
-        guard count >= 1 else {
-            Issue.record(
-                "expectMail needs a count of at least 1, not \(count): use expectNoMail",
-                sourceLocation: sourceLocation
-            )
-            return []
-        }
+        guard Self.isExpectable(count, at: sourceLocation) else { return [] }
         let arrived = Arrivals<M>()
         let resumed = try await subscribe(to: M.self, fromAny: S.self, after: position, where: arrived.record)
         return try await collect(
@@ -118,16 +106,15 @@ extension Mailroom {
             received.withLock { $0.append(positioned) }
             return arrived.count >= count && received.withLock { $0.count } >= count
         }
-        if complete == nil {
-            let message =
-                "expected \(count) \(M.self) from \(senders) after the position within \(limit); \(arrived.describe())"
-            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
-        } else if arrived.count > count {
-            Issue.record(
-                "expected exactly \(count) \(M.self) from \(senders) after the position; \(arrived.describe())",
-                sourceLocation: sourceLocation
-            )
-        }
+        Self.report(
+            count,
+            arrived,
+            complete: complete != nil,
+            from: senders,
+            " after the position",
+            within: limit,
+            at: sourceLocation
+        )
         return received.withLock { $0 }
     }
 }
