@@ -126,10 +126,15 @@ extension Mailroom {
         watchWorks(ObjectIdentifier(M.self), .senderType(ObjectIdentifier(S.self)))
     }
 
-    nonisolated func watchWorks(_ type: ObjectIdentifier, _ key: Demand.WorkKey) -> AsyncStream<Int> {
+    /// Watches the works of `type` and `key`, counting those `counted` picks of each phase's count.
+    nonisolated func watchWorks(
+        _ type: ObjectIdentifier,
+        _ key: Demand.WorkKey,
+        counting counted: @escaping @Sendable (_ running: Int, _ lingering: Int) -> Int = { $0 + $1 }
+    ) -> AsyncStream<Int> {
         _switchboard._demand.watch(type) { [weak demand = _switchboard._demand] in
             guard let works = demand?.works(type, key) else { return 0 }
-            return works.running + works.lingering
+            return counted(works.running, works.lingering)
         }
     }
 

@@ -37,11 +37,7 @@ extension Mailroom {
     /// How many `whileSubscribed` works of `M` for `senders` are in their grace (`stopAfter:`),
     /// now and after every change; lets tests wait for a grace to begin, and end, with no clock.
     nonisolated func lingeringWorkCounts<M: Mail>(_ type: M.Type, from senders: Senders) -> AsyncStream<Int> {
-        let type = ObjectIdentifier(M.self)
-        let key = senders._workKey
-        return _switchboard._demand.watch(type) { [weak demand = _switchboard._demand] in
-            demand?.works(type, key).lingering ?? 0
-        }
+        watchWorks(ObjectIdentifier(M.self), senders._workKey) { _, lingering in lingering }
     }
 
     /// The number of live taps; lets tests prove a tap is removed.

@@ -33,7 +33,7 @@ final class Demand: Sendable {
     }
 
     /// Where a `whileSubscribed` work stands.
-    enum WorkPhase: Sendable {
+    enum WorkPhase: Sendable, Equatable {
         /// Not started, or stopped: nobody subscribed.
         case idle
         /// Started, and subscribers remain.
@@ -98,18 +98,21 @@ final class Demand: Sendable {
         }
     }
 
-    /// Moves a work to `phase`.
+    /// Moves a work to `phase`; its type's watchers read again only when the phase changed (a
+    /// read recounts the type's subscriptions too, for every count watcher of it).
     func setWork(_ id: Int, _ phase: WorkPhase) {
-        let type = state.withLock { state -> ObjectIdentifier? in
+        let changed = state.withLock { state -> ObjectIdentifier? in
+            guard let work = state.works[id], work.phase != phase else { return nil }
             state.works[id]?.phase = phase
-            return state.works[id]?.type
+            return work.type
         }
-        if let type { refresh(watchersOf: type) }
+        if let changed { refresh(watchersOf: changed) }
     }
 
     /// Forgets a work that returned.
     func removeWork(_ id: Int) {
-        guard let removed = state.withLock({ $0.works.removeValue(forKey: id) }) else { return }
+        // An idle work counted nowhere: its going changes no count.
+        guard let removed = state.withLock({ $0.works.removeValue(forKey: id) }), removed.phase != .idle else { return }
         refresh(watchersOf: removed.type)
     }
 
