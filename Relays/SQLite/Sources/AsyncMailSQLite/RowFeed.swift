@@ -85,8 +85,9 @@ package struct RowFeed: Sendable {
                 guard let event = await next.next() else { return }
                 switch event {
                 case .woken:
+                    // No `data_version` here, on the path every row takes: `version` may then be
+                    // older than this read, and the next check reads once more, finding nothing.
                     needsRead = true
-                    version = try await database.dataVersion()
                 case .check:
                     try database.checkFile()
                     let now = try await database.dataVersion()
