@@ -1,5 +1,6 @@
 import AsyncMailTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AsyncMail
@@ -28,7 +29,7 @@ struct ExpectingWorkTests {
         let feed = Task {
             await mailroom.whileSubscribed(to: Quote.self, from: .only(acme)) {
                 starts.count.add(1, ordering: .releasing)
-                while !Task.isCancelled { await Task.yield() }
+                await untilCancelled()
             }
         }
         await mailroom.expectWork(Quote.self, from: .only(acme), running: false)

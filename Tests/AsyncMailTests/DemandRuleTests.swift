@@ -1,5 +1,6 @@
 import AsyncMailTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AsyncMail
@@ -74,7 +75,7 @@ struct DemandRuleTests {
             await mailroom.whileSubscribed(to: Quote.self, from: .only(acme)) {
                 run.yield("started")
                 defer { run.yield("stopped") }
-                while !Task.isCancelled { await Task.yield() }
+                await untilCancelled()
             }
         }
         var board: AsyncStream<Quote>? = await mailroom.subscribe(to: Quote.self)
@@ -104,7 +105,7 @@ struct DemandRuleTests {
             await mailroom.whileSubscribed(to: Quote.self, from: .only(acme), stopAfter: .seconds(3_600)) {
                 run.yield("started")
                 defer { run.yield("stopped") }
-                while !Task.isCancelled { await Task.yield() }
+                await untilCancelled()
             }
         }
         for reconnect in 1...5 {
@@ -130,7 +131,7 @@ struct DemandRuleTests {
             await mailroom.whileSubscribed(to: Quote.self, stopAfter: .milliseconds(20)) {
                 run.yield("started")
                 defer { run.yield("stopped") }
-                while !Task.isCancelled { await Task.yield() }
+                await untilCancelled()
             }
         }
         var client: AsyncStream<Quote>? = await mailroom.subscribe(to: Quote.self)

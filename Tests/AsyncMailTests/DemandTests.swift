@@ -1,5 +1,6 @@
 import AsyncMailTesting
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import AsyncMail
@@ -144,7 +145,7 @@ struct DemandTests {
             await mailroom.whileSubscribed(to: Ping.self, from: .only(RoomID("r"))) {
                 run.yield("started")
                 defer { run.yield("stopped") }
-                while !Task.isCancelled { await Task.yield() }
+                await untilCancelled()
             }
         }
         let elsewhere = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("s")))  // starts nothing
@@ -171,7 +172,7 @@ struct DemandTests {
         let working = Task {
             await mailroom.whileSubscribed(to: Ping.self) {
                 start.yield()
-                while !Task.isCancelled { await Task.yield() }
+                await untilCancelled()
                 stopped.store(true, ordering: .releasing)
             }
         }

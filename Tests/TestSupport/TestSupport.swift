@@ -51,3 +51,13 @@ public func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> 
         #endif
     }
 }
+
+/// Suspends until the calling task is cancelled, holding no thread: the body of a test's
+/// stand-in for demand-driven work. Spinning on `Task.yield()` instead keeps a thread of the
+/// cooperative pool (two on a 2-core machine) busy for the whole test, and slows every test
+/// running beside it.
+public func untilCancelled() async {
+    let (never, continuation) = AsyncStream.makeStream(of: Never.self)
+    for await _ in never {}  // returns when the task is cancelled
+    withExtendedLifetime(continuation) {}
+}
