@@ -25,7 +25,7 @@ products=(
     ". AsyncMail AsyncMailFoundation AsyncMailTesting"
     "ServiceLifecycle AsyncMailServiceLifecycle"
     "Observability AsyncMailObservability"
-    "Relays/Postgres AsyncMailPostgres"
+    "Relays/Postgres AsyncMailPostgres AsyncMailRelay"
 )
 
 for entry in "${products[@]}"; do

@@ -34,6 +34,7 @@ let package = Package(
         .target(
             name: "AsyncMailPostgres",
             dependencies: [
+                .product(name: "AsyncMailRelay", package: "wire"),
                 .product(name: "RelayWire", package: "wire"),
                 .product(name: "AsyncMail", package: root),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -66,6 +67,7 @@ let package = Package(
             name: "AsyncMailPostgresTests",
             dependencies: [
                 "AsyncMailPostgres",
+                .product(name: "AsyncMailRelay", package: "wire"),
                 .product(name: "RelayWire", package: "wire"),
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailTesting", package: root),

@@ -1,8 +1,11 @@
 // swift-tools-version: 6.2
-// AsyncMailRelayWire: the relays' one wire format and codec, and the accounting of what they
-// receive, free of any database, so that every engine (AsyncMailPostgres, AsyncMailSQLite) shares
-// it and the fuzzer builds it alone (Scripts/fuzz-relay.sh). Its API is SPI (`AsyncMailRelay`):
-// for AsyncMail's relays, not for applications.
+// AsyncMailRelayWire: what every relay engine (AsyncMailPostgres, AsyncMailSQLite) shares, free of
+// any database.
+// - AsyncMailRelay: the public types a relay's user sees whatever the engine (events, errors,
+//   counters, the key, presence entries), re-exported by each engine; and, as SPI, the engines'
+//   common half: event reporting, metrics, tracing, forwarding and delivery.
+// - RelayWire: the one wire format and codec, and the accounting of what a relay receives, which
+//   the fuzzer builds alone (Scripts/fuzz-relay.sh). SPI only (`AsyncMailRelay`).
 //   swift test --package-path Relays/Wire
 import PackageDescription
 
@@ -13,12 +16,29 @@ let package = Package(
     name: "AsyncMailRelayWire",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
-        .library(name: "RelayWire", targets: ["RelayWire"])
+        .library(name: "AsyncMailRelay", targets: ["AsyncMailRelay"]),
+        .library(name: "RelayWire", targets: ["RelayWire"]),
     ],
     dependencies: [
-        .package(path: "../..")
+        .package(path: "../.."),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
+        .target(
+            name: "AsyncMailRelay",
+            dependencies: [
+                "RelayWire",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
         .target(name: "RelayWire", dependencies: [.product(name: "AsyncMail", package: root)]),
         // libFuzzer's target for decoding and accounting; without -DFUZZING it replays inputs.
         .executableTarget(

@@ -1,4 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Logging
 import PostgresNIO
 @_spi(AsyncMailRelay) import RelayWire

@@ -9,16 +9,16 @@ extension PostgresRelay {
         /// younger than `retention`. Rows older than that are deleted. Each origin numbers its
         /// rows, so a batch published again (its commit succeeded, but the answer was lost) is
         /// delivered once, and mail deleted before a reader got to it (a reader away longer than
-        /// `retention`) is reported with its exact count (``RelayEvent/gap(origin:missing:)``).
+        /// `retention`) is reported with its exact count (`RelayEvent.gap(origin:missing:)`).
         case durable(retention: Duration = .seconds(24 * 3600))
         /// At most once, and never silently lost: each post travels in one `NOTIFY` payload,
         /// numbered per origin, with a heartbeat carrying the last number, so every mail lost in
-        /// transit is reported with its exact count (``RelayEvent/gap(origin:missing:)``).
+        /// transit is reported with its exact count (`RelayEvent.gap(origin:missing:)`).
         ///
         /// A post whose payload would not fit one notification (PostgreSQL's limit is 8,000 bytes)
         /// is kept in the table for five minutes instead, and its notification carries the row's
         /// id; receivers read the row once. Posts that waited together for the publisher travel
-        /// as one, so a busy relay takes this path for large mail (``RelayCounters/spilled``).
+        /// as one, so a busy relay takes this path for large mail (`RelayCounters.spilled`).
         case ephemeral
     }
 
@@ -32,15 +32,15 @@ extension PostgresRelay {
         /// start-up when missing.
         public var table: String
         /// The largest encoded mail the relay carries; larger ones are reported as
-        /// ``RelayEvent/oversize(type:bytes:)`` and stay local.
+        /// `RelayEvent.oversize(type:bytes:)` and stay local.
         public var maximumMailBytes: Int
         /// The largest envelope the relay sends or reads: one post, a whole batch. A larger batch
-        /// is reported as ``RelayEvent/oversize(type:bytes:)`` and stays local; a larger row
-        /// received is not read, and ``RelayEvent/rejected(reason:)`` says so. At least
+        /// is reported as `RelayEvent.oversize(type:bytes:)` and stays local; a larger row
+        /// received is not read, and `RelayEvent.rejected(reason:)` says so. At least
         /// ``maximumMailBytes``.
         public var maximumPostBytes: Int
         /// How many posts may wait to be published, and how many mails may wait to be encoded;
-        /// beyond it a post is not relayed and ``RelayEvent/queueOverflow(posts:)`` says so. The
+        /// beyond it a post is not relayed and `RelayEvent.queueOverflow(posts:)` says so. The
         /// bound holds from the first post, while the database is still out of reach.
         public var outboundQueueLimit: Int
         /// How often the listening connection is checked (a half-open connection is detected
@@ -50,7 +50,7 @@ extension PostgresRelay {
         public var reconnectBackoff: ClosedRange<Duration>
         /// The key the fleet signs and verifies payloads with, or `nil` (the default) to trust
         /// whatever arrives on the channel. Every relay of a fleet sets the same key. See
-        /// ``RelayKey`` and *Across Processes and Machines*.
+        /// `RelayKey` and *Across Processes and Machines*.
         public var authenticationKey: RelayKey?
         /// Where the relay's metrics go (AsyncMailObservability's *Observability* article lists them); `nil`, the default, reads
         /// `MetricsSystem.factory` when the first metric is recorded, so bootstrapping after making

@@ -34,7 +34,7 @@ extension PostgresRelay {
     }
 
     /// Runs `session` on one connection after another until cancelled: a connection that cannot
-    /// be made, or a session that fails, is reported (``RelayEvent/disconnected(reason:)``, its
+    /// be made, or a session that fails, is reported (`RelayEvent.disconnected(reason:)`, its
     /// reason after `what`) and tried again after the backoff. Each connection is closed after
     /// its session, however it ends.
     func reconnecting(what: String = "", _ session: (PostgresConnection) async throws -> Void) async {

@@ -18,7 +18,7 @@ extension PostgresRelay {
     /// ```
     ///
     /// - Parameter environment: The variables to read; the process's environment by default.
-    /// - Throws: ``RelayConfigurationError/invalidEnvironmentVariable(_:value:)`` for a bad `PGPORT`.
+    /// - Throws: `RelayConfigurationError.invalidEnvironmentVariable(_:value:)` for a bad `PGPORT`.
     public static func connectionFromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(RelayConfigurationError) -> PostgresConnection.Configuration {

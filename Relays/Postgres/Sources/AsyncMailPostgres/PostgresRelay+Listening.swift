@@ -1,4 +1,5 @@
 import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Logging
 import PostgresNIO
 @_spi(AsyncMailRelay) import RelayWire
@@ -146,7 +147,7 @@ extension PostgresRelay {
     ) async throws {
         switch action {
         case .report(let notes):
-            for note in notes { report(note) }
+            for note in notes { reporter.report(note) }
         case .readSpilled(let notice):
             let row: String?
             do {
@@ -158,27 +159,8 @@ extension PostgresRelay {
             }
             try await perform(receiver.receiveSpilled(row, for: notice), readRow: readRow)
         case .deliver(let post, let sender, let notes):
-            for note in notes { report(note) }
-            if let positions, !positions.live {
-                _ = post.postPositioned(mailroom, sender, positions.epoch, positions.first, false)
-                return
-            }
-            // Counted first, so that whoever sees the mail sees it counted; this relay's own
-            // mail, read back to be delivered here, was not received from anyone.
-            if !post.isOwn { count { $0.received.addSaturating(post.count) } }
-            let relayID = ObjectIdentifier(self)
-            await RelayTracing.receiving(post, channel: configuration.channel.name) {
-                await RelayInbound.$relay.withValue(relayID) {
-                    if let positions {
-                        _ = post.postPositioned(mailroom, sender, positions.epoch, positions.first, true)
-                    } else {
-                        _ = await post.post(mailroom, sender)
-                    }
-                }
-            }
-            if let sentAt = post.sentAt, !post.isOwn {
-                metrics.receivedAfter(milliseconds: OutboundPost.now() - sentAt)
-            }
+            for note in notes { reporter.report(note) }
+            await carrier.deliver(post, sender: sender, positions: positions)
         }
     }
 
@@ -206,22 +188,6 @@ extension PostgresRelay {
     /// Reports and counts a row too large to transfer, which was not read.
     func rejectOversize(row: Int64, bytes: Int) {
         report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(rowLimit)")) { $0.rejected += 1 }
-    }
-
-    /// Reports and counts one of the receiver's notes.
-    private func report(_ note: InboundReceiver.Note) {
-        switch note {
-        case .gap(let origin, let missing):
-            report(.gap(origin: origin, missing: missing)) { $0.missing.addSaturating(missing) }
-        case .duplicate(let mails):
-            count { $0.duplicates.addSaturating(mails) }
-        case .unknownType(let name, let mails):
-            report(.unknownType(name)) { $0.unknownType.addSaturating(mails) }
-        case .decodeFailed(let type, let reason, let mails):
-            report(.decodeFailed(type: type, reason: reason)) { $0.decodeFailures.addSaturating(mails) }
-        case .rejected(let reason):
-            report(.rejected(reason: reason)) { $0.rejected.addSaturating(1) }
-        }
     }
 }
 

@@ -1,4 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import PostgresNIO
 @_spi(AsyncMailRelay) import RelayWire
 
@@ -37,7 +38,7 @@ extension PostgresRelay {
     /// duplicate, within the table's retention; a new instance fills the type's history from the
     /// table as it starts (the mailroom's `retainHistory` limits, set before ``run()``); and rows
     /// the retention deleted before an instance read them are reported the moment it comes back
-    /// (``RelayEvent/expired(mails:)``) and given to resuming clients as an exact count.
+    /// (`RelayEvent.expired(mails:)`) and given to resuming clients as an exact count.
     ///
     /// What that costs: a post reaches local subscribers after a commit and a read, not at once
     /// (measured in `Benchmarks/README.md`). A post the relay cannot take while it runs (its queue
@@ -45,7 +46,7 @@ extension PostgresRelay {
     /// delivered here at once to the subscriptions without positions only, is not kept, and is
     /// reported as usual. Before ``run()`` and after it returns, posts get positions of the
     /// mailroom's own. A mail too large to relay is reported
-    /// ``RelayEvent/oversize(type:bytes:)`` and reaches no one. On a graceful shutdown the relay
+    /// `RelayEvent.oversize(type:bytes:)` and reaches no one. On a graceful shutdown the relay
     /// stops taking posts first (later ones are delivered here at once), publishes those it took,
     /// then stops listening: the other instances deliver them, but this one may stop before it
     /// has read its last ones back.
@@ -55,8 +56,8 @@ extension PostgresRelay {
     /// try relay.register(ChatLine.self, as: "chat.line", positions: .fleetWide)
     /// ```
     ///
-    /// - Throws: ``RelayConfigurationError`` as ``register(_:as:)`` does; and
-    ///   ``RelayConfigurationError/Code/positionsUnavailable`` for fleet-wide positions in the
+    /// - Throws: `RelayConfigurationError` as ``register(_:as:)`` does; and
+    ///   `RelayConfigurationError.Code.positionsUnavailable` for fleet-wide positions in the
     ///   ephemeral mode, once the relay runs, or for a type registered before with `.local`.
     public func register<M: Mail & Codable>(
         _ type: M.Type,
@@ -78,32 +79,6 @@ extension PostgresRelay {
         do { try registry.register(M.self, as: name, fleetWide: fleetWide) } catch {
             throw Self.configurationError(error)
         }
-    }
-
-    /// Makes the mailroom hand every post of a fleet-wide type to the forwarding loop, through
-    /// `posts`, in the order every tap hears posts; the gate admits it as it admits tapped mail.
-    func startRouting(into posts: AsyncStream<PostedMail>.Continuation) {
-        let relayID = ObjectIdentifier(self)
-        let (registry, gate) = (registry, gate)
-        let route: @Sendable ([PostedMail]) -> Bool = { mails in
-            // Mail this relay delivers is never routed back (a row written without positions).
-            guard RelayInbound.relay != relayID, let first = mails.first, registry.canRelay(first) else {
-                return false
-            }
-            var admitted = false
-            // The gate admits a post whole or refuses it whole.
-            for mail in mails where gate.admit(endingPost: mail.isLastInPost, routed: true) {
-                admitted = true
-                posts.yield(mail)
-            }
-            return admitted
-        }
-        for codec in registry.fleetWideCodecs { codec.route(mailroom, route) }
-    }
-
-    /// Delivers fleet-wide types here at once again, with positions of the mailroom's own.
-    func stopRouting() {
-        for codec in registry.fleetWideCodecs { codec.route(mailroom, nil) }
     }
 
     /// As the relay starts: fills each fleet-wide type's history with the table's newest rows up
@@ -179,7 +154,7 @@ extension PostgresRelay {
         var action = receiver.receive(payload, deliveringOwn: isFleetWide)
         if row.channelFirst != nil {
             // The channel's numbers report rows deleted before they were read, exactly and at
-            // once (``RelayEvent/expired(mails:)``); an origin's numbers would count them again.
+            // once (`RelayEvent.expired(mails:)`); an origin's numbers would count them again.
             action = action.withoutGaps
         }
         return try await deliver(action, of: row, live: true)

@@ -1,3 +1,4 @@
+@_spi(AsyncMailRelay) import AsyncMailRelay
 @_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {
@@ -10,7 +11,7 @@ extension PostgresRelay {
     ///
     /// - Expiry: an instance that stops beating (killed, or cut off from the database) is removed
     ///   from every list within `expiry` by the first live instance that notices, which reports
-    ///   ``RelayEvent/presenceExpired(instance:entries:)``. An instance removed that way while
+    ///   `RelayEvent.presenceExpired(instance:entries:)`. An instance removed that way while
     ///   still alive writes its entries again on its next heartbeat.
     /// - A clean stop (``PostgresRelay/run()`` returning) removes the instance's entries at once.
     /// - Reconnecting, an instance reads every topic again and writes all of its own entries as
@@ -28,7 +29,7 @@ extension PostgresRelay {
         /// they are gone within it).
         public var expiry: Duration
         /// How many entries of other instances this relay keeps, in all topics; more are left
-        /// out of its lists and reported (``RelayEvent/rejected(reason:)``), so a flooded table
+        /// out of its lists and reported (`RelayEvent.rejected(reason:)`), so a flooded table
         /// cannot grow memory without bound.
         public var maximumEntries: Int
 
@@ -51,7 +52,7 @@ extension PostgresRelay {
     /// defer { relay.untrack(connectionID, in: room) }
     /// ```
     ///
-    /// - Throws: ``RelayConfigurationError/presenceUnavailable(reason:)`` when
+    /// - Throws: `RelayConfigurationError.presenceUnavailable(reason:)` when
     ///   ``Configuration/presence`` is not set, or `key`, `topic` or `meta` is out of bounds:
     ///   a key and a topic are 1–256 UTF-8 bytes without NUL, `meta` at most 4,096 bytes as JSON.
     public func track(_ key: String, in topic: String, meta: [String: String] = [:]) throws(RelayConfigurationError) {
@@ -91,7 +92,7 @@ extension PostgresRelay {
 
     /// `topic`'s presence as it changes: the whole list first, as joins, then each change.
     ///
-    /// See ``PresenceChanges`` for coalescing and the end.
+    /// See `PresenceChanges` for coalescing and the end.
     public func presenceChanges(in topic: String) -> PresenceChanges {
         PresenceChanges(replica: presence, topic: topic)
     }

@@ -1,4 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Logging
 import PostgresNIO
 @_spi(AsyncMailRelay) import RelayWire
@@ -36,7 +37,7 @@ extension PostgresRelay {
                             }
                         durableBatch = batch
                         let origin = origin
-                        try await RelayTracing.publishing(posts, channel: channel) {
+                        try await carrier.publishing(posts) {
                             try await statement(on: open) {
                                 try await durable.insert(batch, origin: origin, isRetry: isRetry, on: open)
                             }
@@ -44,7 +45,7 @@ extension PostgresRelay {
                         count { $0.published += batch.mails }
                     case .ephemeral(let ephemeral):
                         let (sending, origin, signer) = (unsent, origin, signer)
-                        let sent = try await RelayTracing.publishing(posts, channel: channel) {
+                        let sent = try await carrier.publishing(posts) {
                             try await statement(on: open) {
                                 try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
                             }
@@ -53,10 +54,6 @@ extension PostgresRelay {
                             counters.published += sent.mails
                             counters.spilled += sent.spilledMails
                         }
-                    }
-                    let now = ContinuousClock.now
-                    for post in posts {
-                        if let queuedAt = post.queuedAt { metrics.publishTook(now - queuedAt) }
                     }
                     attempt = 0
                     Self.resolveFlushes(in: unsent, .passed)
@@ -112,9 +109,6 @@ extension PostgresRelay {
             return post
         }
     }
-
-    /// The channel's name, for spans.
-    private var channel: String { configuration.channel.name }
 
     /// Tells the flushes among `items` how their batch ended.
     private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushOutcome) {

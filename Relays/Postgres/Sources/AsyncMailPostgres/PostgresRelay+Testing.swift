@@ -1,3 +1,4 @@
+@_spi(AsyncMailRelay) import AsyncMailRelay
 @_spi(AsyncMailRelay) import RelayWire
 
 extension PostgresRelay {

@@ -1,4 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Foundation
 import Logging
 import PostgresNIO
@@ -26,7 +27,7 @@ import ServiceLifecycle
 ///   ``Mode/ephemeral`` is at most once, with every loss reported. See *Across Processes and Machines*.
 /// - Untrusted input: whatever arrives from the database is checked before it is used, and
 ///   what is not what a relay sends is dropped, counted and reported
-///   (``RelayEvent/rejected(reason:)``); ``Configuration/authenticationKey`` signs the fleet's
+///   (`RelayEvent.rejected(reason:)`); ``Configuration/authenticationKey`` signs the fleet's
 ///   payloads so that nothing else is delivered.
 /// - Publication: ``flush()`` returns once everything posted before it is committed (durable)
 ///   or sent (ephemeral); until then, a process that dies loses what it had not published.
@@ -56,7 +57,15 @@ public final class PostgresRelay: Service, Sendable {
     /// The `application_name` of this relay's connections, for `pg_stat_activity`.
     public let applicationName: String
 
-    let registry = WireRegistry()
+    /// The half every engine shares: forwarding, the outbound queue, delivery.
+    let carrier: MailCarrier
+    var registry: WireRegistry { carrier.registry }
+    var gate: TapGate { carrier.gate }
+    var queue: OutboundQueue { carrier.queue }
+    /// Counters, events, logs and metrics.
+    let reporter: RelayReporter
+    var logger: Logger { reporter.logger }
+    var metrics: RelayMetrics { reporter.metrics }
     /// Signs what this relay publishes, when a key is set.
     let signer: PayloadSigner?
     /// Decides what each received payload means; keeps every origin's numbering.
@@ -66,28 +75,19 @@ public final class PostgresRelay: Service, Sendable {
     let table: RelayTable
     /// The mode's half of the relay: its SQL, its numbering and its state.
     let mode: RelayMode
-    let logger: Logger
-    let gate: TapGate
-    let queue: OutboundQueue
     let state = Guarded(State())
-    /// ``RelayCounters``, publish durations and receive lags as swift-metrics metrics.
-    let metrics: RelayMetrics
     /// Who is in each topic, this instance's entries and the others' (``Configuration/presence``).
     let presence: PresenceReplica
     let presenceTable: PresenceTable
 
     struct State {
-        var counters = RelayCounters()
-        var listeners: [UInt64: AsyncStream<RelayEvent>.Continuation] = [:]
-        var nextListener: UInt64 = 0
-        var logThrottle = LogThrottle()
         /// Set by ``run()``: from then on no type can be given fleet-wide positions.
         var hasStarted = false
     }
 
     /// A relay for `mailroom`; nothing connects until ``run()``.
     ///
-    /// - Throws: ``RelayConfigurationError`` for a table name that is not a plain SQL identifier.
+    /// - Throws: `RelayConfigurationError` for a table name that is not a plain SQL identifier.
     public init(
         mailroom: Mailroom,
         connection: PostgresConnection.Configuration,
@@ -100,11 +100,32 @@ public final class PostgresRelay: Service, Sendable {
         try configuration.validatedPresence()
         self.origin = UUID().uuidString.lowercased()
         self.signer = configuration.authenticationKey?.signer
+        var logger = logger
+        logger[metadataKey: "relay.channel"] = "\(configuration.channel)"
+        logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
+        self.reporter = RelayReporter(
+            metrics: RelayMetrics(
+                factory: configuration.metricsFactory,
+                system: "asyncmail-postgres",
+                destination: configuration.channel.name
+            ),
+            logger: logger
+        )
+        self.carrier = MailCarrier(
+            mailroom: mailroom,
+            registry: WireRegistry(),
+            queueLimit: configuration.outboundQueueLimit,
+            reporter: reporter,
+            mailLimit: configuration.maximumMailBytes,
+            postLimit: configuration.maximumPostBytes,
+            destination: configuration.channel.name,
+            system: "asyncmail-postgres"
+        )
         // The ledger's clock ticks once per heartbeat while listening: an origin is forgotten
         // after the retention of listening without mail from it.
         let ticks = configuration.retention / max(configuration.heartbeatInterval, .milliseconds(1))
         self.receiver = InboundReceiver(
-            registry: registry,
+            registry: carrier.registry,
             signer: signer,
             ownOrigin: origin,
             followsSpillNotices: configuration.mode == .ephemeral,
@@ -114,13 +135,6 @@ public final class PostgresRelay: Service, Sendable {
         var connection = connection
         connection.options.additionalStartupParameters.append(("application_name", applicationName))
         self.connectionConfiguration = connection
-        self.metrics = RelayMetrics(factory: configuration.metricsFactory, channel: configuration.channel.name)
-        self.queue = OutboundQueue(limit: configuration.outboundQueueLimit)
-        self.gate = TapGate(backlogLimit: configuration.outboundQueueLimit)
-        var logger = logger
-        logger[metadataKey: "relay.channel"] = "\(configuration.channel)"
-        logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
-        self.logger = logger
         self.table = RelayTable(name: tableName, channel: configuration.channel.name, logger: logger)
         self.presence = PresenceReplica(origin: origin, limit: configuration.presence?.maximumEntries ?? 0)
         self.presenceTable = PresenceTable(channel: configuration.channel.name, instance: origin, logger: logger)
@@ -135,7 +149,7 @@ public final class PostgresRelay: Service, Sendable {
     ///
     /// Registering the same type under the same name again does nothing.
     ///
-    /// - Throws: ``RelayConfigurationError`` when the name is invalid or registered to another
+    /// - Throws: `RelayConfigurationError` when the name is invalid or registered to another
     ///   type, or the type to another name.
     public func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RelayConfigurationError) {
         do { try registry.register(M.self, as: name) } catch { throw Self.configurationError(error) }
@@ -161,9 +175,6 @@ public final class PostgresRelay: Service, Sendable {
         }
     }
 
-    /// What this relay has done so far.
-    public var counters: RelayCounters { state.withLock { $0.counters } }
-
     /// Runs the relay until it is cancelled or its service group shuts down gracefully.
     ///
     /// Mail posted from the moment it starts is taken, within ``Configuration/outboundQueueLimit``,
@@ -174,29 +185,21 @@ public final class PostgresRelay: Service, Sendable {
     /// that mail was published; what was still queued is reported as a failed publish.
     /// Connections are closed before it returns, in every case.
     ///
-    /// - Throws: ``RelayError/tableSetupFailed(table:reason:)`` when the server refuses to create
+    /// - Throws: `RelayError.tableSetupFailed(table:reason:)` when the server refuses to create
     ///   or read the relay's table (for example, the role lacks the right). A server that cannot
     ///   be reached, or a connection lost during set-up, is retried with backoff.
     public func run() async throws {
-        let relayID = ObjectIdentifier(self)
-        let (registry, gate) = (self.registry, self.gate)
+        let gate = self.gate
         state.withLock { $0.hasStarted = true }
         // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
         // types with fleet-wide positions, which the mailroom routes here instead of delivering.
         // Bounded by the gate, which admits a post only while the backlog allows.
         let (posts, postsContinuation) = AsyncStream.makeStream(of: PostedMail.self)
-        // Mail this relay posts into the mailroom carries its mark, so it is never sent back out;
-        // mail that can never travel is never buffered. The filter runs at post time, in the one
-        // order, so the gate counts exactly what the forwarding loop will take.
-        let tap = await mailroom.tap(where: { posted in
-            guard RelayInbound.relay != relayID, registry.canRelay(posted) else { return false }
-            if gate.admit(endingPost: posted.isLastInPost) { postsContinuation.yield(posted) }
-            return false  // the tap only keeps the filter registered, and ends with the mailroom
-        })
+        let tap = await carrier.tap(into: postsContinuation)
         gate.open()
-        startRouting(into: postsContinuation)
+        carrier.startRouting(into: postsContinuation)
         defer {
-            stopRouting()
+            carrier.stopRouting()
             for ticket in gate.close() { ticket.resolve(.notRunning) }
             queue.close()
             queue.abandon()
@@ -213,7 +216,7 @@ public final class PostgresRelay: Service, Sendable {
             defer { watching.cancelAll() }
             try await withThrowingTaskGroup(of: Void.self) { forwarding in
                 // From the first post, so that the outbound bound holds while the table is prepared.
-                forwarding.addTask { await self.forward(posts) }
+                forwarding.addTask { await self.carrier.forward(posts) }
                 try await prepareTable()
                 await withTaskGroup(of: Void.self) { listening in
                     listening.addTask { await self.listen() }
@@ -247,29 +250,11 @@ public final class PostgresRelay: Service, Sendable {
     /// try await relay.flush()  // the order is in the database
     /// ```
     ///
-    /// - Throws: ``RelayError/notRelayed(mails:)`` when mail posted since the previous flush was
-    ///   given up (each also reported as its ``RelayEvent``); ``RelayError/notRunning`` when the
+    /// - Throws: `RelayError.notRelayed(mails:)` when mail posted since the previous flush was
+    ///   given up (each also reported as its `RelayEvent`); `RelayError.notRunning` when the
     ///   relay is not running or stops first; `CancellationError` when the caller is cancelled.
     public func flush() async throws {
-        let ticket = FlushTicket()
-        let (registration, lostBefore) = gate.register(ticket)
-        switch registration {
-        case .notRunning: throw RelayError.notRunning
-        case .queueNow: if !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
-        case .waiting: break  // the forwarding loop queues it
-        }
-        let outcome = await withTaskCancellationHandler {
-            await ticket.wait()
-        } onCancel: {
-            ticket.resolve(.cancelled)
-        }
-        switch outcome {
-        case .passed:
-            let lost = gate.settleFlush(since: lostBefore)
-            if lost > 0 { throw RelayError.notRelayed(mails: lost) }
-        case .notRunning: throw RelayError.notRunning
-        case .cancelled: throw CancellationError()
-        }
+        try await carrier.flush()
     }
 }
 

@@ -13,7 +13,7 @@ public struct RelayChannel: Sendable, Hashable, CustomStringConvertible {
     /// The name, exactly as PostgreSQL sees it.
     public let name: String
 
-    /// Validates `name`; throws ``RelayConfigurationError/invalidChannelName(_:reason:)`` when it is unusable.
+    /// Validates `name`; throws `RelayConfigurationError.invalidChannelName(_:reason:)` when it is unusable.
     public init(_ name: String) throws(RelayConfigurationError) {
         if let reason = SQLIdentifier.problem(with: name) { throw .invalidChannelName(name, reason: reason) }
         self.name = name

@@ -1,4 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import AsyncMailTesting
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import AsyncMailTesting
 import Foundation
 @_spi(AsyncMailRelay) import RelayWire

@@ -1,4 +1,5 @@
 import AsyncMailPostgres
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import MetricsTestKit
 import Testing
 
@@ -24,7 +25,7 @@ struct RelayMetricsTests {
         counters.rejected = 13
         #expect(Mirror(reflecting: counters).children.count == relayMetrics.count)
         let metrics = TestMetrics()
-        let reporting = RelayMetrics(factory: metrics, channel: "unit")
+        let reporting = RelayMetrics(factory: metrics, system: "asyncmail-postgres", destination: "unit")
         reporting.add(from: RelayCounters(), to: counters)
         reporting.add(from: counters, to: counters)  // no change, nothing added
         let dimensions = [("messaging.system", "asyncmail-postgres"), ("messaging.destination.name", "unit")]

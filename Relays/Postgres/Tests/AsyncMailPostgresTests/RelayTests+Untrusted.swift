@@ -1,4 +1,5 @@
 import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Foundation
 import PostgresNIO
 @_spi(AsyncMailRelay) import RelayWire

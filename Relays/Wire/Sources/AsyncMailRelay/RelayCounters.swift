@@ -1,4 +1,5 @@
-/// Running totals of what a relay did, read with ``PostgresRelay/counters``.
+/// Running totals of what a relay did, read with its `counters` (`PostgresRelay.counters`,
+/// `SQLiteRelay.counters`).
 public struct RelayCounters: Sendable, Hashable {
     /// Mails taken for publishing; in durable mode, `queued - published` is what waits for the
     /// database.
@@ -42,9 +43,10 @@ public struct RelayCounters: Sendable, Hashable {
     public init() {}
 }
 
+@_spi(AsyncMailRelay)
 extension Int {
     /// Adds without trapping: a count that a hostile payload inflates stops at `Int.max`.
-    mutating func addSaturating(_ other: Int) {
+    public mutating func addSaturating(_ other: Int) {
         let (sum, overflow) = addingReportingOverflow(other)
         self = overflow ? (other > 0 ? .max : .min) : sum
     }

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// `NOTIFY` and `LISTEN` carry no privileges in PostgreSQL: any role that may connect can read
 /// and send notifications on any channel. With a key set
-/// (``PostgresRelay/Configuration/authenticationKey``), a payload whose signature does not
+/// (the relay's `Configuration.authenticationKey`), a payload whose signature does not
 /// verify is rejected, counted and reported (``RelayEvent/rejected(reason:)``), never delivered.
 /// A key protects integrity, not secrecy: whoever can `LISTEN` still reads the mail.
 ///
@@ -28,7 +28,7 @@ public struct RelayKey: Sendable {
     }
 
     /// Signs and verifies payloads with this key.
-    var signer: PayloadSigner {
+    @_spi(AsyncMailRelay) public var signer: PayloadSigner {
         let bytes = self.bytes
         return PayloadSigner(
             code: { message in

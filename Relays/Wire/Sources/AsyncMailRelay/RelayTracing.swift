@@ -6,10 +6,11 @@ import Tracing
 /// How a relay carries trace context across processes, with whatever instrument the application
 /// bootstrapped: looked up at each use, never captured, so a relay made before the bootstrap
 /// still propagates.
-enum RelayTracing {
+@_spi(AsyncMailRelay)
+public enum RelayTracing {
     /// The trace context of `context` as the wire's JSON text, injected by the bootstrapped
     /// instrument (a W3C `traceparent`, in production); nil without a context or an instrument.
-    static func trace(of context: PostContext) -> String? {
+    public static func trace(of context: PostContext) -> String? {
         guard let serviceContext = context.value as? ServiceContext else { return nil }
         var carrier: [String: String] = [:]
         InstrumentationSystem.instrument.inject(serviceContext, into: &carrier, using: DictionaryInjector())
@@ -18,17 +19,22 @@ enum RelayTracing {
 
     /// Runs `publish` inside a producer span for one statement of `posts`, linked to the context
     /// each post was made in: a batch has many parents, so links rather than one parent.
-    static func publishing<Result>(
+    public static func publishing<Result>(
         _ posts: [OutboundPost],
-        channel: String,
+        destination: String,
+        system: String,
         _ publish: () async throws -> Result
     ) async throws -> Result {
         let links = posts.compactMap { $0.context.value as? ServiceContext }
         guard !links.isEmpty else { return try await publish() }
-        let span = InstrumentationSystem.tracer.startSpan("\(channel) publish", context: .topLevel, ofKind: .producer)
+        let span = InstrumentationSystem.tracer.startSpan(
+            "\(destination) publish",
+            context: .topLevel,
+            ofKind: .producer
+        )
         defer { span.end() }
-        span.attributes["messaging.system"] = "asyncmail-postgres"
-        span.attributes["messaging.destination.name"] = channel
+        span.attributes["messaging.system"] = system
+        span.attributes["messaging.destination.name"] = destination
         span.attributes["messaging.batch.message_count"] = posts.reduce(0) { $0 + $1.mails.count }
         for link in links { span.addLink(SpanLink(context: link, attributes: [:])) }
         do {
@@ -42,14 +48,19 @@ enum RelayTracing {
     /// Runs `deliver` inside a consumer span whose parent is the context the publisher injected,
     /// so that the receiving mailroom's instrumentation captures it and its handlers continue the
     /// trace; without an injected context, `deliver` runs as it is.
-    static func receiving(_ post: InboundPost, channel: String, _ deliver: () async -> Void) async {
+    static func receiving(
+        _ post: InboundPost,
+        destination: String,
+        system: String,
+        _ deliver: () async -> Void
+    ) async {
         guard !post.trace.isEmpty else { return await deliver() }
         var context = ServiceContext.topLevel
         InstrumentationSystem.instrument.extract(post.trace, into: &context, using: DictionaryExtractor())
-        let span = InstrumentationSystem.tracer.startSpan("\(channel) process", context: context, ofKind: .consumer)
+        let span = InstrumentationSystem.tracer.startSpan("\(destination) process", context: context, ofKind: .consumer)
         defer { span.end() }
-        span.attributes["messaging.system"] = "asyncmail-postgres"
-        span.attributes["messaging.destination.name"] = channel
+        span.attributes["messaging.system"] = system
+        span.attributes["messaging.destination.name"] = destination
         span.attributes["messaging.batch.message_count"] = post.count
         await ServiceContext.withValue(span.context) { await deliver() }
     }

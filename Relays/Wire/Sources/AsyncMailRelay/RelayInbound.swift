@@ -7,6 +7,7 @@
 /// receives its own mail back; except a type with fleet-wide positions, whose posts this process
 /// hears only from the table (the mailroom routed them there instead of delivering them). Each half alone would leave a loop: the first a relay's own
 /// notifications delivered twice, the second remote mail bounced around the fleet.
-enum RelayInbound {
-    @TaskLocal static var relay: ObjectIdentifier?
+@_spi(AsyncMailRelay)
+public enum RelayInbound {
+    @TaskLocal public static var relay: ObjectIdentifier?
 }

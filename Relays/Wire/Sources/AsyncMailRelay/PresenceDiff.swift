@@ -25,7 +25,7 @@ public struct PresenceDiff: Sendable, Hashable {
     public var isEmpty: Bool { joins.isEmpty && leaves.isEmpty }
 
     /// What turns `before` into `after`.
-    static func between(
+    @_spi(AsyncMailRelay) public static func between(
         _ before: [PresenceEntry.ID: PresenceEntry],
         _ after: [PresenceEntry.ID: PresenceEntry]
     )

@@ -129,7 +129,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         RelayEvent(.publishFailed, reason: reason, mails: mails)
     }
 
-    /// A mail larger than ``PostgresRelay/Configuration/maximumMailBytes`` was not relayed (it was
+    /// A mail larger than the relay's `Configuration.maximumMailBytes` was not relayed (it was
     /// still delivered locally).
     public static func oversize(type wireName: String, bytes: Int) -> RelayEvent {
         RelayEvent(.oversize, wireName: wireName, bytes: bytes)
@@ -152,8 +152,8 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
 
     /// A received payload was not one a relay sends, and was dropped: not JSON or the wrong
     /// shape, a number or count out of range or inconsistent, a signature that does not verify
-    /// (with ``PostgresRelay/Configuration/authenticationKey`` set), a spill notice whose row
-    /// does not match it, or a row larger than ``PostgresRelay/Configuration/maximumPostBytes``.
+    /// (with the relay's `Configuration.authenticationKey` set), a spill notice whose row
+    /// does not match it, or a row larger than the relay's `Configuration.maximumPostBytes`.
     /// Anything that can `NOTIFY` on the channel, or write the table, can send such a payload.
     public static func rejected(reason: String) -> RelayEvent {
         RelayEvent(.rejected, reason: reason)
@@ -166,7 +166,7 @@ public struct RelayEvent: Sendable, Hashable, CustomStringConvertible {
         RelayEvent(.expired, mails: mails)
     }
 
-    /// Presence: the instance `instance` (its ``PostgresRelay/origin``) wrote no heartbeat for
+    /// Presence: the instance `instance` (its `origin`) wrote no heartbeat for
     /// the presence expiry less two heartbeats, so this relay removed its `entries` entries from
     /// every list (they are gone within the expiry). Reported
     /// by the one instance that removed them; counted in ``RelayCounters/presenceExpired``.

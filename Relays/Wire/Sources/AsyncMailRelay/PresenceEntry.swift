@@ -13,7 +13,7 @@ public struct PresenceEntry: Sendable, Hashable, CustomStringConvertible {
     public let key: String
     /// What the tracker said about it; at most 4,096 bytes as JSON.
     public let meta: [String: String]
-    /// The ``PostgresRelay/origin`` of the relay that tracks it.
+    /// The `origin` of the relay that tracks it.
     public let instance: String
 
     /// An entry; the relay makes them, tests compare against them.
@@ -26,14 +26,14 @@ public struct PresenceEntry: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(key)@\(instance.prefix(8))" }
 
     /// What makes an entry one: its instance and key.
-    struct ID: Hashable, Comparable {
-        let instance: String
-        let key: String
+    @_spi(AsyncMailRelay) public struct ID: Hashable, Comparable, Sendable {
+        public let instance: String
+        public let key: String
 
-        static func < (lhs: ID, rhs: ID) -> Bool {
+        public static func < (lhs: ID, rhs: ID) -> Bool {
             (lhs.instance, lhs.key) < (rhs.instance, rhs.key)
         }
     }
 
-    var id: ID { ID(instance: instance, key: key) }
+    @_spi(AsyncMailRelay) public var id: ID { ID(instance: instance, key: key) }
 }

@@ -111,7 +111,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         RelayConfigurationError(.keyTooShort, bytes: bytes)
     }
 
-    /// An environment variable that ``PostgresRelay/connectionFromEnvironment(_:)`` read holds
+    /// An environment variable that `connectionFromEnvironment(_:)` read holds
     /// something it cannot use, such as a `PGPORT` that is not a port number.
     public static func invalidEnvironmentVariable(_ name: String, value: String) -> RelayConfigurationError {
         RelayConfigurationError(.invalidEnvironmentVariable, name: name, value: value)
@@ -124,9 +124,9 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         RelayConfigurationError(.positionsUnavailable, name: type, reason: reason)
     }
 
-    /// Presence asked for where it cannot be had: ``PostgresRelay/Configuration/presence`` is not
+    /// Presence asked for where it cannot be had: the relay's `Configuration.presence` is not
     /// set, its expiry is shorter than five heartbeats or its limit below 1, or a key, topic or
-    /// metadata tracked is out of bounds (see ``PostgresRelay/track(_:in:meta:)``).
+    /// metadata tracked is out of bounds (see `track(_:in:meta:)`).
     public static func presenceUnavailable(reason: String) -> RelayConfigurationError {
         RelayConfigurationError(.presenceUnavailable, reason: reason)
     }
@@ -146,7 +146,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
                 + "characters"
         case .keyTooShort: "an authentication key of \(bytes ?? 0) bytes: use at least 32 random bytes"
         case .invalidEnvironmentVariable:
-            "\(name)=\"\(value ?? "")\" cannot be used: fix or unset it (see PostgresRelay.connectionFromEnvironment)"
+            "\(name)=\"\(value ?? "")\" cannot be used: fix or unset it (see the relay's connectionFromEnvironment)"
         case .positionsUnavailable: "\(name) cannot have fleet-wide positions: \(reason ?? "")"
         case .presenceUnavailable: "presence cannot be used so: \(reason ?? "")"
         }

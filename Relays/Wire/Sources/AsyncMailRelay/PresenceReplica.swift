@@ -6,21 +6,22 @@
 ///
 /// Only the presence loop replaces other instances' entries, so a topic's rows are read and
 /// stored without a lock held across the read. Continuations are resumed after unlocking.
-final class PresenceReplica: Sendable {
+@_spi(AsyncMailRelay)
+public final class PresenceReplica: Sendable {
     /// Where one of this instance's entries is: its topic and key.
-    struct Slot: Hashable {
-        let topic: String
-        let key: String
+    public struct Slot: Hashable, Sendable {
+        public let topic: String
+        public let key: String
     }
 
     /// What the presence loop is to do next, taken in one go.
-    struct Work {
+    public struct Work: Sendable {
         /// Changes to this instance's entries, not yet written: metadata, or nil to remove it.
-        var writes: [Slot: [String: String]?] = [:]
-        var topics: Set<String> = []
-        var readAll = false
+        public var writes: [Slot: [String: String]?] = [:]
+        public var topics: Set<String> = []
+        public var readAll = false
         /// A heartbeat is due: write it, and remove instances whose heartbeats stopped.
-        var beat = false
+        public var beat = false
     }
 
     private struct State {
@@ -38,24 +39,24 @@ final class PresenceReplica: Sendable {
 
     /// How many topics may wait to be read before the loop reads them all instead: notifications
     /// naming a flood of topics cannot grow memory.
-    static let topicsBeforeReadingAll = 1_024
+    public static let topicsBeforeReadingAll = 1_024
 
-    let origin: String
-    let limit: Int
+    public let origin: String
+    public let limit: Int
     private let state = Guarded(State())
 
-    init(origin: String, limit: Int) {
+    public init(origin: String, limit: Int) {
         self.origin = origin
         self.limit = limit
     }
 
     /// Entries in total, this instance's and others'.
-    var count: Int {
+    public var count: Int {
         state.withLock { state in state.remoteCount + state.own.values.reduce(0) { $0 + $1.count } }
     }
 
     /// Tracks `key` in `topic`, or changes its metadata: the change, nil when nothing changed.
-    func track(_ key: String, in topic: String, meta: [String: String]) -> PresenceDiff? {
+    public func track(_ key: String, in topic: String, meta: [String: String]) -> PresenceDiff? {
         let (diff, wakes) = state.withLock { state -> (PresenceDiff?, [AsyncStream<Void>.Continuation]) in
             let before = state.own[topic]?[key]
             guard before != meta else { return (nil, []) }
@@ -70,7 +71,7 @@ final class PresenceReplica: Sendable {
     }
 
     /// Stops tracking `key` in `topic`: the entry that left, nil when it was not tracked.
-    func untrack(_ key: String, in topic: String) -> PresenceEntry? {
+    public func untrack(_ key: String, in topic: String) -> PresenceEntry? {
         let (left, wakes) = state.withLock { state -> (PresenceEntry?, [AsyncStream<Void>.Continuation]) in
             guard let meta = state.own[topic]?.removeValue(forKey: key) else { return (nil, []) }
             if state.own[topic]?.isEmpty == true { state.own[topic] = nil }
@@ -84,12 +85,12 @@ final class PresenceReplica: Sendable {
     }
 
     /// A topic's entries, this instance's and others', ordered by instance, then key.
-    func list(_ topic: String) -> [PresenceEntry] {
+    public func list(_ topic: String) -> [PresenceEntry] {
         snapshot(topic).values.sorted { $0.id < $1.id }
     }
 
     /// A topic's entries by what makes each one.
-    func snapshot(_ topic: String) -> [PresenceEntry.ID: PresenceEntry] {
+    public func snapshot(_ topic: String) -> [PresenceEntry.ID: PresenceEntry] {
         state.withLock { state in
             var entries = state.remote[topic] ?? [:]
             for (key, meta) in state.own[topic] ?? [:] {
@@ -102,7 +103,7 @@ final class PresenceReplica: Sendable {
 
     /// Wakes `wake` on every change to `topic`, until ``unwatch(_:)`` or ``end()``; false when
     /// the replica has ended.
-    func watch(_ topic: String, waking wake: AsyncStream<Void>.Continuation) -> UInt64? {
+    public func watch(_ topic: String, waking wake: AsyncStream<Void>.Continuation) -> UInt64? {
         state.withLock { state in
             guard !state.ended else { return nil }
             defer { state.nextWatcher += 1 }
@@ -111,12 +112,12 @@ final class PresenceReplica: Sendable {
         }
     }
 
-    func unwatch(_ watcher: UInt64) {
+    public func unwatch(_ watcher: UInt64) {
         _ = state.withLock { $0.watchers.removeValue(forKey: watcher) }
     }
 
     /// The presence loop's wake-ups, from now on: a change to write or a topic to read.
-    func startLoop() -> AsyncStream<Void> {
+    public func startLoop() -> AsyncStream<Void> {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let previous = state.withLock { state in
             defer { state.loop = wake }
@@ -128,7 +129,7 @@ final class PresenceReplica: Sendable {
 
     /// A connection's start: every entry this instance tracks, to be written as the whole of its
     /// rows, which makes every change waiting to be written moot; and a reading of every topic.
-    func beginSession() -> [Slot: [String: String]] {
+    public func beginSession() -> [Slot: [String: String]] {
         state.withLock { state in
             state.work = Work(readAll: true)
             var entries: [Slot: [String: String]] = [:]
@@ -141,7 +142,7 @@ final class PresenceReplica: Sendable {
 
     /// Takes what is to be done. Writes that then fail are not put back: the next connection
     /// writes every entry (``beginSession()``).
-    func takeWork() -> Work {
+    public func takeWork() -> Work {
         state.withLock { state in
             defer { state.work = Work() }
             return state.work
@@ -149,7 +150,7 @@ final class PresenceReplica: Sendable {
     }
 
     /// Asks for `topic` to be read, as a notification says it changed.
-    func topicChanged(_ topic: String) {
+    public func topicChanged(_ topic: String) {
         let loop = state.withLock { state in
             if state.work.topics.count >= Self.topicsBeforeReadingAll {
                 state.work.topics = []
@@ -163,7 +164,7 @@ final class PresenceReplica: Sendable {
 
     /// Asks for a heartbeat, and with `readingAll` for every topic to be read: a row may have
     /// changed without a notification (an operator's statement, say).
-    func beatLater(readingAll: Bool) {
+    public func beatLater(readingAll: Bool) {
         let loop = state.withLock { state in
             state.work.beat = true
             if readingAll { state.work.readAll = true }
@@ -173,18 +174,18 @@ final class PresenceReplica: Sendable {
     }
 
     /// How many entries of other instances `topic` may hold, given everything else kept.
-    func room(for topic: String) -> Int {
+    public func room(for topic: String) -> Int {
         state.withLock { state in max(limit - (state.remoteCount - (state.remote[topic]?.count ?? 0)), 0) }
     }
 
     /// Replaces what other instances have in `topic` with what was read: the change.
-    func replace(_ topic: String, with entries: [PresenceEntry]) -> PresenceDiff {
+    public func replace(_ topic: String, with entries: [PresenceEntry]) -> PresenceDiff {
         replace([topic: entries], all: false)[topic] ?? PresenceDiff()
     }
 
     /// Replaces what other instances have in every topic of `byTopic` (in every topic, when
     /// `all`) with what was read: the change in each topic that changed.
-    func replace(_ byTopic: [String: [PresenceEntry]], all: Bool) -> [String: PresenceDiff] {
+    public func replace(_ byTopic: [String: [PresenceEntry]], all: Bool) -> [String: PresenceDiff] {
         let (diffs, wakes) = state.withLock { state -> ([String: PresenceDiff], [AsyncStream<Void>.Continuation]) in
             var diffs: [String: PresenceDiff] = [:]
             let topics = all ? Set(byTopic.keys).union(state.remote.keys) : Set(byTopic.keys)
@@ -206,7 +207,7 @@ final class PresenceReplica: Sendable {
 
     /// Ends every watcher's sequence and forgets other instances' entries: the relay stopped,
     /// and they can no longer be kept current.
-    func end() {
+    public func end() {
         let wakes = state.withLock { state in
             defer {
                 state.watchers = [:]

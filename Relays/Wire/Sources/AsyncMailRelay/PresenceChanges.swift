@@ -1,12 +1,12 @@
 /// A topic's presence as it changes: first the whole list as joins, then each change as a
-/// ``PresenceDiff``; from ``PostgresRelay/presenceChanges(in:)``.
+/// ``PresenceDiff``; from `presenceChanges(in:)`.
 ///
 /// - Coalescing: a consumer that falls behind is given one diff from what it was last told to
 ///   what the topic holds now, so memory stays bounded by the topic's size. An entry that joined
 ///   and left again in between is in neither list; what the consumer knows is always a list the
 ///   topic really had.
 /// - Each iterator is independent: it starts from the whole list, whenever it is made.
-/// - It ends when the relay stops (after ``PostgresRelay/run()`` returns) or the consuming task is
+/// - It ends when the relay stops (after `run()` returns) or the consuming task is
 ///   cancelled.
 ///
 /// ```swift
@@ -22,6 +22,12 @@ public struct PresenceChanges: AsyncSequence, Sendable {
 
     let replica: PresenceReplica
     let topic: String
+
+    /// The changes of `topic` in `replica`.
+    @_spi(AsyncMailRelay) public init(replica: PresenceReplica, topic: String) {
+        self.replica = replica
+        self.topic = topic
+    }
 
     public func makeAsyncIterator() -> Iterator {
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

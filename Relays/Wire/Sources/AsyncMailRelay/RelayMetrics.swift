@@ -6,11 +6,12 @@ import CoreMetrics
 /// Every metric has the dimensions `messaging.system` (`asyncmail-postgres`) and
 /// `messaging.destination.name` (the channel's name), nothing else that varies, so their number is
 /// fixed. The metrics are made the first time something is recorded, from the factory in
-/// ``PostgresRelay/Configuration/metricsFactory`` or else `MetricsSystem.factory` as bootstrapped
+/// the relay's `Configuration.metricsFactory` or else `MetricsSystem.factory` as bootstrapped
 /// by then; a relay made before the bootstrap still reports.
-final class RelayMetrics: Sendable {
+@_spi(AsyncMailRelay)
+public final class RelayMetrics: Sendable {
     /// Each counter of ``RelayCounters`` and the metric it feeds.
-    static let counters: [(label: String, read: @Sendable (RelayCounters) -> Int)] = [
+    public static let counters: [(label: String, read: @Sendable (RelayCounters) -> Int)] = [
         ("asyncmail.relay.queued.messages", { $0.queued }),
         ("messaging.client.sent.messages", { $0.published }),
         ("asyncmail.relay.spilled.messages", { $0.spilled }),
@@ -55,13 +56,14 @@ final class RelayMetrics: Sendable {
     private let dimensions: [(String, String)]
     private let made = Guarded<Instruments?>(nil)
 
-    init(factory: (any MetricsFactory)?, channel: String) {
+    /// Metrics of `system` (`asyncmail-postgres`) for `destination` (a channel's name).
+    public init(factory: (any MetricsFactory)?, system: String, destination: String) {
         self.factory = factory
-        self.dimensions = [("messaging.system", "asyncmail-postgres"), ("messaging.destination.name", channel)]
+        self.dimensions = [("messaging.system", system), ("messaging.destination.name", destination)]
     }
 
     /// Adds what each counter gained between `before` and `after`.
-    func add(from before: RelayCounters, to after: RelayCounters) {
+    public func add(from before: RelayCounters, to after: RelayCounters) {
         guard before != after else { return }
         let instruments = instruments()
         for (index, counter) in Self.counters.enumerated() {
@@ -70,15 +72,15 @@ final class RelayMetrics: Sendable {
         }
     }
 
-    func publishTook(_ duration: Duration) {
+    public func publishTook(_ duration: Duration) {
         instruments().publishDuration.recordNanoseconds(duration.nanoseconds)
     }
 
-    func presenceEntries(_ count: Int) {
+    public func presenceEntries(_ count: Int) {
         instruments().presenceEntries.record(count)
     }
 
-    func receivedAfter(milliseconds lag: Int) {
+    public func receivedAfter(milliseconds lag: Int) {
         instruments().receiveLag.recordMilliseconds(max(lag, 0))
     }
 
@@ -95,9 +97,10 @@ final class RelayMetrics: Sendable {
     }
 }
 
+@_spi(AsyncMailRelay)
 extension Duration {
     /// The whole duration in nanoseconds, saturating at `Int64.max`.
-    var nanoseconds: Int64 {
+    public var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !overflow else { return seconds < 0 ? .min : .max }

@@ -26,9 +26,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The durable mode's table could not be created or read: ``RelayError/table``,
         /// ``RelayError/reason``.
         public static let tableSetupFailed = Code(base: .tableSetupFailed)
-        /// ``PostgresRelay/flush()`` was called while the relay was not running, or it stopped first.
+        /// `flush()` was called while the relay was not running, or it stopped first.
         public static let notRunning = Code(base: .notRunning)
-        /// ``PostgresRelay/flush()``: ``RelayError/mails`` posted since the previous flush were
+        /// `flush()`: ``RelayError/mails`` posted since the previous flush were
         /// given up.
         public static let notRelayed = Code(base: .notRelayed)
 
@@ -63,10 +63,10 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
         RelayError(.tableSetupFailed, table: table, reason: reason)
     }
 
-    /// ``PostgresRelay/flush()`` was called while the relay was not running, or it stopped first.
+    /// `flush()` was called while the relay was not running, or it stopped first.
     public static let notRunning = RelayError(.notRunning)
 
-    /// ``PostgresRelay/flush()``: this many mails posted since the previous flush returned were
+    /// `flush()`: this many mails posted since the previous flush returned were
     /// given up (too large, the outbound queue full, or dropped by a failed ephemeral publish),
     /// each also reported as its ``RelayEvent``. The count may include mail posted while the
     /// flush waited.

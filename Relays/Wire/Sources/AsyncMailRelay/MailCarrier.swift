@@ -1,0 +1,227 @@
+@_spi(AsyncMailInternal) import AsyncMail
+import Foundation
+@_spi(AsyncMailRelay) import RelayWire
+
+/// The half of a relay that every engine shares: it takes a mailroom's relayable posts into the
+/// outbound queue, and delivers what the engine received into the mailroom, marked so that it
+/// never goes out again.
+///
+/// An engine makes one per relay, runs ``tap(into:)``, ``startRouting(into:)`` and
+/// ``forward(_:)`` while it runs, writes what ``OutboundQueue`` hands it, and gives what it
+/// reads to ``deliver(_:sender:positions:)``.
+@_spi(AsyncMailRelay)
+public final class MailCarrier: Sendable {
+    public let mailroom: Mailroom
+    public let registry: WireRegistry
+    public let gate: TapGate
+    public let queue: OutboundQueue
+    public let reporter: RelayReporter
+    /// The largest encoded mail, and the largest post, the relay publishes.
+    public let mailLimit: Int
+    public let postLimit: Int
+    /// The destination's name in spans: a channel's, a database file's.
+    public let destination: String
+    /// `messaging.system` in spans and metrics.
+    public let system: String
+
+    /// What marks this relay's own deliveries (see ``RelayInbound``).
+    private final class Mark: Sendable {}
+    private let mark = Mark()
+    private var relayID: ObjectIdentifier { ObjectIdentifier(mark) }
+
+    public init(
+        mailroom: Mailroom,
+        registry: WireRegistry,
+        queueLimit: Int,
+        reporter: RelayReporter,
+        mailLimit: Int,
+        postLimit: Int,
+        destination: String,
+        system: String
+    ) {
+        self.mailroom = mailroom
+        self.registry = registry
+        self.queue = OutboundQueue(limit: queueLimit)
+        self.gate = TapGate(backlogLimit: queueLimit)
+        self.reporter = reporter
+        self.mailLimit = mailLimit
+        self.postLimit = max(postLimit, mailLimit)
+        self.destination = destination
+        self.system = system
+    }
+
+    /// Taps the mailroom: each relayable post it admits goes to `posts`, in the mailroom's one
+    /// order. Mail this relay delivered carries its mark, so it is never sent back out; mail that
+    /// can never travel is never buffered. The filter runs at post time, so the gate counts
+    /// exactly what ``forward(_:)`` will take.
+    ///
+    /// The returned stream ends when the mailroom closes: nothing more will be posted.
+    public func tap(into posts: AsyncStream<PostedMail>.Continuation) async -> AsyncStream<PostedMail> {
+        let (relayID, registry, gate) = (relayID, registry, gate)
+        return await mailroom.tap(where: { posted in
+            guard RelayInbound.relay != relayID, registry.canRelay(posted) else { return false }
+            if gate.admit(endingPost: posted.isLastInPost) { posts.yield(posted) }
+            return false  // the tap only keeps the filter registered, and ends with the mailroom
+        })
+    }
+
+    /// Makes the mailroom hand every post of a type with shared positions to `posts`, in the
+    /// order every tap hears posts, instead of delivering it; the gate admits it as it admits
+    /// tapped mail. The engine delivers it once it reads it back, with the shared position.
+    public func startRouting(into posts: AsyncStream<PostedMail>.Continuation) {
+        let (relayID, registry, gate) = (relayID, registry, gate)
+        let route: @Sendable ([PostedMail]) -> Bool = { mails in
+            // Mail this relay delivers is never routed back (a row written without positions).
+            guard RelayInbound.relay != relayID, let first = mails.first, registry.canRelay(first) else {
+                return false
+            }
+            var admitted = false
+            // The gate admits a post whole or refuses it whole.
+            for mail in mails where gate.admit(endingPost: mail.isLastInPost, routed: true) {
+                admitted = true
+                posts.yield(mail)
+            }
+            return admitted
+        }
+        for codec in registry.fleetWideCodecs { codec.route(mailroom, route) }
+    }
+
+    /// Delivers the types with shared positions here at once again, with positions of the
+    /// mailroom's own.
+    public func stopRouting() {
+        for codec in registry.fleetWideCodecs { codec.route(mailroom, nil) }
+    }
+
+    /// Encodes tapped mail of registered types and queues it, a batch as one post, until a
+    /// graceful shutdown or cancellation; queues each flush's marker behind the mail posted
+    /// before it.
+    public func forward(_ tap: AsyncStream<PostedMail>) async {
+        var pending: OutboundPost?
+        var pendingMails = 0  // every mail of the post in progress, sent or not
+        var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
+        let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
+        for await posted in tap {
+            pendingMails += 1
+            do {
+                if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
+                    if bytes + encoded.overheadBytes > mailLimit {
+                        gate.lose(1)
+                        reporter.report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize.addSaturating(1) }
+                    } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
+                        tooLarge = true
+                        pending = nil
+                    } else if pending == nil {
+                        // The post's first mail: its context is the whole post's.
+                        var encoded = encoded
+                        encoded.context = posted.context
+                        encoded.trace = RelayTracing.trace(of: posted.context)
+                        pending = encoded
+                    } else {
+                        pending?.append(encoded)
+                    }
+                }
+            } catch {
+                gate.lose(1)
+                reporter.report(.publishFailed(reason: "encoding failed: \(error)", mails: 1)) {
+                    $0.publishFailures += 1
+                }
+            }
+            if posted.isLastInPost {
+                if tooLarge {
+                    gate.lose(pendingMails)
+                    let type = registry.mailCodec(for: posted.mailType)?.name ?? posted.typeName
+                    reporter.report(.oversize(type: type, bytes: postLimit)) {
+                        $0.oversize.addSaturating(pendingMails)
+                    }
+                } else if var post = pending {
+                    post.queuedAt = .now
+                    if queue.append(.post(post)) {
+                        reporter.count { $0.queued += post.mails.count }
+                    } else {
+                        gate.lose(post.mails.count)
+                        reporter.report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
+                    }
+                }
+                pending = nil
+                pendingMails = 0
+                tooLarge = false
+            }
+            let progress = gate.forwardedOne()
+            if progress.refusedPosts > 0 {
+                reporter.report(.queueOverflow(posts: progress.refusedPosts)) {
+                    $0.queueOverflow += progress.refusedPosts
+                }
+            }
+            for ticket in progress.matured where !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
+            if progress.isDone { return }  // shutting down, and all is forwarded
+        }
+    }
+
+    /// Registers a flush: it returns once everything posted before it has been through the
+    /// queue and written, the engine resolving its ticket. See an engine's `flush()`.
+    public func flush() async throws {
+        let ticket = FlushTicket()
+        let (registration, lostBefore) = gate.register(ticket)
+        switch registration {
+        case .notRunning: throw RelayError.notRunning
+        case .queueNow: if !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
+        case .waiting: break  // the forwarding loop queues it
+        }
+        let outcome = await withTaskCancellationHandler {
+            await ticket.wait()
+        } onCancel: {
+            ticket.resolve(.cancelled)
+        }
+        switch outcome {
+        case .passed:
+            let lost = gate.settleFlush(since: lostBefore)
+            if lost > 0 { throw RelayError.notRelayed(mails: lost) }
+        case .notRunning: throw RelayError.notRunning
+        case .cancelled: throw CancellationError()
+        }
+    }
+
+    /// Runs `publish`, one statement writing `posts`, inside a producer span linked to each
+    /// post's context (see ``RelayTracing``), and records each post's time in the queue.
+    public func publishing<Result>(_ posts: [OutboundPost], _ publish: () async throws -> Result) async throws -> Result
+    {
+        let result = try await RelayTracing.publishing(posts, destination: destination, system: system, publish)
+        let now = ContinuousClock.now
+        for post in posts {
+            if let queuedAt = post.queuedAt { reporter.metrics.publishTook(now - queuedAt) }
+        }
+        return result
+    }
+
+    /// Delivers a received post into the mailroom, marked as this relay's, inside a consumer
+    /// span, and counts it.
+    ///
+    /// With `positions` (a row's of a type with shared positions) the post is delivered with
+    /// them; with their `live` false it is only kept in the type's history.
+    public func deliver(
+        _ post: InboundPost,
+        sender: (any Hashable & Sendable)?,
+        positions: (epoch: UInt64, first: UInt64, live: Bool)? = nil
+    ) async {
+        if let positions, !positions.live {
+            _ = post.postPositioned(mailroom, sender, positions.epoch, positions.first, false)
+            return
+        }
+        // Counted first, so that whoever sees the mail sees it counted; this relay's own mail,
+        // read back to be delivered here, was not received from anyone.
+        if !post.isOwn { reporter.count { $0.received.addSaturating(post.count) } }
+        let (mailroom, relayID) = (mailroom, relayID)
+        await RelayTracing.receiving(post, destination: destination, system: system) {
+            await RelayInbound.$relay.withValue(relayID) {
+                if let positions {
+                    _ = post.postPositioned(mailroom, sender, positions.epoch, positions.first, true)
+                } else {
+                    _ = await post.post(mailroom, sender)
+                }
+            }
+        }
+        if let sentAt = post.sentAt, !post.isOwn {
+            reporter.metrics.receivedAfter(milliseconds: OutboundPost.now() - sentAt)
+        }
+    }
+}
