@@ -12,19 +12,11 @@ import PostgresNIO
 final class DurableMode: Sendable {
     let table: RelayTable
 
-    private struct State {
-        /// The id of the last row read; set to the newest row when the table is set up, so a new
-        /// relay hears only what is posted from then on.
-        var cursor: Int64 = 0
-        /// The number of this origin's last mail.
-        var lastNumber = 0
-        /// The channel's number of the last mail read, where rows carry one: a row numbered
-        /// past it, or a channel counter past it when the relay comes back, means rows deleted
-        /// by the retention before they were read.
-        var channelRead: Int64 = 0
-    }
-
-    private let state = Guarded(State())
+    /// The number of this origin's last mail.
+    private let lastNumber = Guarded(0)
+    /// How far this relay has read: set to the newest row when the table is set up, so a new
+    /// relay hears only what is posted from then on.
+    let cursor = RowCursor()
 
     /// One batch of posts, numbered and encoded, ready to insert (again, after a failure).
     struct Batch: Sendable {
@@ -38,38 +30,11 @@ final class DurableMode: Sendable {
         let mails: Int
     }
 
-    /// One row read from the table, not yet trusted: every number in it comes from the database.
-    struct Row: Sendable {
-        let id: Int64
-        let bytes: Int
-        /// Nil when it is larger than the limit, and was not transferred.
-        let payload: String?
-        /// The channel's number of its first mail, and how many it holds (a row written before
-        /// the table had numbers has neither).
-        let channelFirst: Int64?
-        let mails: Int64?
-        /// For a type with fleet-wide positions: its room's key (see ``RoomStream``), and the
-        /// positions of its mails in the room.
-        let stream: String?
-        let streamEpoch: Int64?
-        let streamFirst: Int64?
-
-        /// The columns a query for rows selects, in this order (see ``catchUp`` and
-        /// ``newestRows``): id, size, payload within the limit, then the numbers.
-        typealias Columns = (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?)
-
-        init(_ columns: Columns) {
-            (id, bytes, payload, channelFirst, mails, stream, streamEpoch, streamFirst) = columns
-        }
-    }
-
+    /// One row read from the table (see `StoredRow`).
+    typealias Row = StoredRow
     /// One counter of the channel: `stream` empty for the whole channel, else a room's key (see
     /// ``RoomStream``).
-    struct Counter: Sendable, Equatable {
-        let stream: String
-        let last: Int64
-        let epoch: Int64
-    }
+    typealias Counter = StoredCounter
 
     init(table: RelayTable) {
         self.table = table
@@ -77,7 +42,7 @@ final class DurableMode: Sendable {
 
     /// Starts reading after `id`, the channel's numbers after `channelLast`.
     func startReading(after id: Int64, channelLast: Int64) {
-        state.withLock { ($0.cursor, $0.channelRead) = (id, channelLast) }
+        cursor.start(after: id, channelLast: channelLast)
     }
 
     /// Numbers the posts among `items` for `origin`, once: one signed row per post.
@@ -89,9 +54,9 @@ final class DurableMode: Sendable {
         isFleetWide: (String) -> Bool = { _ in false }
     ) -> Batch {
         let mails = OutboundQueue.mailCount(of: items)
-        var last = state.withLock { state in
-            defer { state.lastNumber += mails }
-            return state.lastNumber
+        var last = lastNumber.withLock { last in
+            defer { last += mails }
+            return last
         }
         var (rows, streams, counts, lastNumbers) = ([String](), [String](), [Int64](), [Int64]())
         for case .post(let post) in items {
@@ -201,7 +166,7 @@ final class DurableMode: Sendable {
     ) async throws {
         let page = 500
         while true {
-            let cursor = state.withLock { $0.cursor }
+            let cursor = self.cursor.cursor
             let rows = try await connection.query(
                 """
                 SELECT id, octet_length(payload), CASE WHEN octet_length(payload) <= \(maximumBytes) THEN payload END,
@@ -212,32 +177,17 @@ final class DurableMode: Sendable {
                 logger: table.logger
             )
             var read = 0
-            for try await columns in rows.decode(Row.Columns.self) {
+            for try await columns in rows.decode(StoredRow.Columns.self) {
                 read += 1
-                let row = Row(columns)
+                let row = StoredRow(columns)
                 // A row's numbers count only once its payload is found genuine (signed, where
                 // the fleet has a key): a row forged with a far number would report a false loss.
                 var genuine = true
                 if row.payload != nil { genuine = try await deliver(row) } else { reject(row.id, row.bytes) }
-                let missed = genuine ? passChannelNumbers(of: row) : 0
+                let missed = self.cursor.pass(row, genuine: genuine)
                 if missed > 0 { expired(missed) }
-                state.withLock { $0.cursor = row.id }
             }
             if read < page { return }
-        }
-    }
-
-    /// Moves the channel's last number read past `row`'s mails, and returns how many were
-    /// skipped. A row without numbers, or with numbers no relay writes, moves nothing.
-    private func passChannelNumbers(of row: Row) -> Int {
-        guard let first = row.channelFirst, let mails = row.mails, first >= 1, mails >= 1,
-            mails <= Int64(WireLimits.maximumNumber), first <= Int64.max - mails
-        else { return 0 }
-        return state.withLock { state in
-            // Below what was read: the counters were made anew (the channel starts again).
-            let missed = first > state.channelRead ? first - state.channelRead - 1 : 0
-            state.channelRead = first + mails - 1
-            return Int(clamping: missed)
         }
     }
 
@@ -255,18 +205,6 @@ final class DurableMode: Sendable {
             counters.append(Counter(stream: stream, last: last, epoch: epoch))
         }
         return counters
-    }
-
-    /// After catching up on coming back: how many of the channel's mails up to `counters` (read
-    /// before the catch-up) were deleted before this relay read them, which no later row can say
-    /// when none was posted since.
-    func settle(_ counters: [Counter]) -> Int {
-        guard let channel = counters.first(where: { $0.stream.isEmpty }), channel.last >= 0 else { return 0 }
-        return state.withLock { state in
-            guard channel.last > state.channelRead else { return 0 }
-            defer { state.channelRead = channel.last }
-            return Int(clamping: channel.last - state.channelRead)
-        }
     }
 
     /// The newest rows of each room of a fleet-wide type up to `newest`: the newest `count` of
@@ -299,7 +237,26 @@ final class DurableMode: Sendable {
             logger: table.logger
         )
         var found: [Row] = []
-        for try await columns in rows.decode(Row.Columns.self) { found.append(Row(columns)) }
+        for try await columns in rows.decode(StoredRow.Columns.self) { found.append(StoredRow(columns)) }
         return found
+    }
+}
+
+extension StoredRow {
+    /// The columns a query for rows selects, in this order (see ``DurableMode/catchUp`` and
+    /// ``DurableMode/newestRows``): id, size, payload within the limit, then the numbers.
+    typealias Columns = (Int64, Int, String?, Int64?, Int64?, String?, Int64?, Int64?)
+
+    init(_ columns: Columns) {
+        self.init(
+            id: columns.0,
+            bytes: columns.1,
+            payload: columns.2,
+            channelFirst: columns.3,
+            mails: columns.4,
+            stream: columns.5,
+            streamEpoch: columns.6,
+            streamFirst: columns.7
+        )
     }
 }

@@ -121,16 +121,16 @@ extension PostgresRelay {
         try await durable.catchUp(on: connection, maximumBytes: rowLimit) { row in
             // Durable mode rejects spill notices, so no row is ever read for one.
             guard let payload = row.payload else { return false }
-            return try await receive(row, payload: payload)
+            return await carrier.receive(row, payload: payload, with: receiver)
         } reject: { row, bytes in
-            rejectOversize(row: row, bytes: bytes)
+            carrier.rejectOversize(row: row, bytes: bytes)
         } expired: { mails in
             report(.expired(mails: mails)) { $0.missing.addSaturating(mails) }
         }
         if let counters {
-            let missed = durable.settle(counters)
+            let missed = durable.cursor.settle(counters)
             // The histories first, so that a client resuming on hearing of the loss is told too.
-            moveOn(to: counters)
+            carrier.moveOn(to: counters)
             if missed > 0 { report(.expired(mails: missed)) { $0.missing.addSaturating(missed) } }
         }
     }
@@ -178,17 +178,12 @@ extension PostgresRelay {
                 on: connection
             )
         else { return nil }
-        if payload == nil { rejectOversize(row: notice.row, bytes: bytes) }
+        if payload == nil { carrier.rejectOversize(row: notice.row, bytes: bytes) }
         return payload
     }
 
     /// The largest row payload that is transferred: a post's limit, or a mail's where larger.
     var rowLimit: Int { max(configuration.maximumPostBytes, configuration.maximumMailBytes) }
-
-    /// Reports and counts a row too large to transfer, which was not read.
-    func rejectOversize(row: Int64, bytes: Int) {
-        report(.rejected(reason: "row \(row) has \(bytes) bytes, over the limit of \(rowLimit)")) { $0.rejected += 1 }
-    }
 }
 
 /// The notification stream of a listening connection ended: the connection is gone.

@@ -1,3 +1,4 @@
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Logging
 import PostgresNIO
 
