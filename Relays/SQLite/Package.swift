@@ -13,8 +13,9 @@ let package = Package(
     name: "AsyncMailSQLite",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
+        .library(name: "AsyncMailSQLite", targets: ["AsyncMailSQLite"]),
         // The storage and wake-ups between two processes, measured: `swift run -c release ... SQLiteBench`.
-        .executable(name: "SQLiteBench", targets: ["SQLiteBench"])
+        .executable(name: "SQLiteBench", targets: ["SQLiteBench"]),
     ],
     dependencies: [
         .package(path: "../.."),
@@ -23,14 +24,19 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
             name: "AsyncMailSQLite",
             dependencies: [
                 .product(name: "AsyncMail", package: root),
+                .product(name: "AsyncMailRelay", package: "wire"),
                 .product(name: "RelayWire", package: "wire"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -77,7 +77,7 @@ extension PostgresRelay {
             }
         }
         do { try registry.register(M.self, as: name, fleetWide: fleetWide) } catch {
-            throw Self.configurationError(error)
+            throw RelayConfigurationError(error)
         }
     }
 

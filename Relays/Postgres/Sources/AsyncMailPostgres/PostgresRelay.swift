@@ -47,7 +47,7 @@ import ServiceLifecycle
 /// // in a ServiceGroup beside the server, or:
 /// try await relay.run()
 /// ```
-public final class PostgresRelay: Service, Sendable {
+public final class PostgresRelay: MailRelay {
     /// The mailroom whose mail this relay carries.
     public let mailroom: Mailroom
     /// What this relay connects and how.
@@ -152,7 +152,7 @@ public final class PostgresRelay: Service, Sendable {
     /// - Throws: `RelayConfigurationError` when the name is invalid or registered to another
     ///   type, or the type to another name.
     public func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RelayConfigurationError) {
-        do { try registry.register(M.self, as: name) } catch { throw Self.configurationError(error) }
+        do { try registry.register(M.self, as: name) } catch { throw RelayConfigurationError(error) }
     }
 
     /// Relays mail posted from senders of type `S` (such as a room id), under a wire name.
@@ -162,17 +162,7 @@ public final class PostgresRelay: Service, Sendable {
         sender type: S.Type,
         as name: String
     ) throws(RelayConfigurationError) {
-        do { try registry.register(sender: S.self, as: name) } catch { throw Self.configurationError(error) }
-    }
-
-    static func configurationError(_ error: WireRegistry.RegistrationError) -> RelayConfigurationError {
-        switch error {
-        case .invalidName(let name): .invalidWireName(name)
-        case .wireNameTaken(let name, let type): .wireNameTaken(name, by: type)
-        case .typeAlreadyRegistered(let type, let name): .typeAlreadyRegistered(type, as: name)
-        case .positionsDiffer(let name):
-            .positionsUnavailable(name, reason: "it was registered before with the other positions; register it once")
-        }
+        do { try registry.register(sender: S.self, as: name) } catch { throw RelayConfigurationError(error) }
     }
 
     /// Runs the relay until it is cancelled or its service group shuts down gracefully.

@@ -1,6 +1,8 @@
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Logging
 import NIOCore
 import NIOPosix
+@_spi(AsyncMailRelay) import RelayWire
 import SQLiteNIO
 import Synchronization
 
@@ -32,10 +34,58 @@ package final class RelayDatabase: Sendable {
 
         package let id: Int64
         package let content: Content
+        /// The table's number of its first mail, and how many it holds.
+        package var channelFirst: Int64?
+        package var mails: Int64?
+        /// For a type with host-wide positions: its room's key, and its first mail's position.
+        package var stream: String?
+        package var streamEpoch: Int64?
+        package var streamFirst: Int64?
+
+        package init(id: Int64, content: Content) {
+            self.id = id
+            self.content = content
+        }
 
         /// The payload, when the row holds one within the limit.
         package var payload: String? {
             if case .text(let text) = content { text } else { nil }
+        }
+
+        /// The row as every engine's reader takes it.
+        package var stored: StoredRow {
+            let bytes: Int
+            switch content {
+            case .text(let text): bytes = text.utf8.count
+            case .oversize(let size): bytes = size
+            case .malformed: bytes = 0
+            }
+            return StoredRow(
+                id: id,
+                bytes: bytes,
+                payload: payload,
+                channelFirst: channelFirst,
+                mails: mails,
+                stream: stream,
+                streamEpoch: streamEpoch,
+                streamFirst: streamFirst
+            )
+        }
+    }
+
+    /// A post to append: its signed payload, how many mails it holds, this origin's number of
+    /// its last, and its room's key when its type has host-wide positions.
+    package struct NewRow: Sendable {
+        package let payload: String
+        package let mails: Int64
+        package let lastNumber: Int64
+        package let stream: String?
+
+        package init(payload: String, mails: Int64, lastNumber: Int64, stream: String?) {
+            self.payload = payload
+            self.mails = mails
+            self.lastNumber = lastNumber
+            self.stream = stream
         }
     }
 
@@ -49,7 +99,17 @@ package final class RelayDatabase: Sendable {
     private let identity: FileIdentity?
     private let isClosed = Atomic(false)
 
-    private init(path: String, table: String, writer: SQLiteConnection, reader: SQLiteConnection) {
+    /// How long a write waits for another connection's write lock.
+    private let busyTimeout: Duration
+
+    private init(
+        path: String,
+        table: String,
+        busyTimeout: Duration,
+        writer: SQLiteConnection,
+        reader: SQLiteConnection
+    ) {
+        self.busyTimeout = busyTimeout
         self.path = path
         self.table = table
         self.writer = writer
@@ -89,10 +149,10 @@ package final class RelayDatabase: Sendable {
         do {
             reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         } catch {
-            try? await writer.close()
+            try? await writer.close().get()
             throw error
         }
-        let database = RelayDatabase(path: path, table: table, writer: writer, reader: reader)
+        let database = RelayDatabase(path: path, table: table, busyTimeout: busyTimeout, writer: writer, reader: reader)
         do {
             let milliseconds =
                 busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
@@ -104,15 +164,43 @@ package final class RelayDatabase: Sendable {
             // against a process that dies (what `flush()` promises), not against power loss.
             _ = try await writer.query("PRAGMA journal_mode = WAL")
             _ = try await writer.query("PRAGMA synchronous = NORMAL")
+            // `first` and `mails` number the table's mails, so a reader that finds a number
+            // skipped knows exactly how many mails the retention deleted before it read them;
+            // `stream`, `stream_epoch` and `stream_first` are a room's positions (host-wide).
             _ = try await writer.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(table) (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     at INTEGER NOT NULL,
-                    payload TEXT NOT NULL
+                    payload TEXT NOT NULL,
+                    first INTEGER,
+                    mails INTEGER,
+                    stream TEXT,
+                    stream_epoch INTEGER,
+                    stream_first INTEGER
                 )
                 """
             )
+            // One counter per room, '' for the whole table, '@' + origin for an origin's last
+            // number written (so a batch written again after an unknown outcome is skipped).
+            _ = try await writer.query(
+                """
+                CREATE TABLE IF NOT EXISTS \(table)_counters (
+                    stream TEXT PRIMARY KEY,
+                    last INTEGER NOT NULL,
+                    epoch INTEGER NOT NULL,
+                    touched INTEGER NOT NULL
+                )
+                """
+            )
+            _ = try await writer.query("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
+            // From here on no statement waits for a lock on a thread: a write takes the lock with
+            // `BEGIN IMMEDIATE` and, when another connection holds it, waits without a thread
+            // (``writing(_:)``). A statement blocked in SQLite's busy handler holds one of
+            // sqlite-nio's few pool threads, and the transaction that holds the lock may need
+            // that thread for its next statement: every writer of the process would wait out the
+            // whole timeout.
+            for connection in [writer, reader] { _ = try await connection.query("PRAGMA busy_timeout = 0") }
         } catch {
             await database.close()
             throw error
@@ -125,8 +213,9 @@ package final class RelayDatabase: Sendable {
         guard !payloads.isEmpty else { return [] }
         let values = Array(repeating: "(?, ?)", count: payloads.count).joined(separator: ", ")
         let binds = payloads.flatMap { [SQLiteData.integer(Int(milliseconds)), .text($0)] }
-        // One statement is one transaction: SQLite wraps it, and takes the write lock for it.
-        let rows = try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
+        let rows = try await writing {
+            try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
+        }
         return rows.compactMap { $0.column("id")?.integer }.map(Int64.init)
     }
 
@@ -135,21 +224,203 @@ package final class RelayDatabase: Sendable {
     package func rows(after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> [Row] {
         let rows = try await reader.query(
             """
-            SELECT id, typeof(payload) AS kind, length(CAST(payload AS BLOB)) AS bytes,
-                   CASE WHEN typeof(payload) = 'text' AND length(CAST(payload AS BLOB)) <= ? THEN payload END AS payload
-            FROM \(table) WHERE id > ? ORDER BY id LIMIT ?
+            SELECT \(Self.columns) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?
             """,
             [.integer(maximumBytes), .integer(Int(cursor)), .integer(limit)]
         )
-        return rows.compactMap { row in
-            // `id` is the INTEGER PRIMARY KEY: SQLite stores nothing else there.
-            guard let id = row.column("id")?.integer else { return nil }
-            let kind = row.column("kind")?.string ?? "null"
-            guard kind == "text" else { return Row(id: Int64(id), content: .malformed(type: kind)) }
-            guard case .text(let text)? = row.column("payload") else {
-                return Row(id: Int64(id), content: .oversize(bytes: row.column("bytes")?.integer ?? 0))
+        return rows.compactMap(Self.row)
+    }
+
+    /// What a read selects; its one bound value is the largest payload read.
+    private static let columns = """
+        id, typeof(payload) AS kind, length(CAST(payload AS BLOB)) AS bytes,
+        CASE WHEN typeof(payload) = 'text' AND length(CAST(payload AS BLOB)) <= ? THEN payload END AS payload,
+        first, mails, stream, stream_epoch, stream_first
+        """
+
+    /// A row as read: only what has the type a relay writes is taken; the rest is nil.
+    private static func row(_ row: SQLiteRow) -> Row? {
+        // `id` is the INTEGER PRIMARY KEY: SQLite stores nothing else there.
+        guard let id = row.column("id")?.integer else { return nil }
+        let kind = row.column("kind")?.string ?? "null"
+        var read: Row
+        if kind != "text" {
+            read = Row(id: Int64(id), content: .malformed(type: kind))
+        } else if case .text(let text)? = row.column("payload") {
+            read = Row(id: Int64(id), content: .text(text))
+        } else {
+            read = Row(id: Int64(id), content: .oversize(bytes: row.column("bytes")?.integer ?? 0))
+        }
+        func integer(_ name: String) -> Int64? {
+            guard case .integer(let value)? = row.column(name) else { return nil }
+            return Int64(value)
+        }
+        read.channelFirst = integer("first")
+        read.mails = integer("mails")
+        if case .text(let stream)? = row.column("stream"), stream.utf8.count <= RoomStream.maximumBytes {
+            read.stream = stream
+        }
+        read.streamEpoch = integer("stream_epoch")
+        read.streamFirst = integer("stream_first")
+        return read
+    }
+
+    /// Appends `rows` in one transaction, in order, numbering their mails: the table's numbers
+    /// and, for each room, its positions, from the counters, which move in the same transaction.
+    /// Rows whose origin number the origin's counter has passed are skipped: a batch written
+    /// again after an attempt whose outcome was unknown is not written twice.
+    ///
+    /// - Returns: How many rows were written.
+    package func publish(_ rows: [NewRow], origin: String, at milliseconds: Int64) async throws -> Int {
+        guard !rows.isEmpty else { return 0 }
+        // The write lock first: the counters read below are still the newest at commit.
+        return try await writing { try await numberAndInsert(rows, origin: origin, at: milliseconds) }
+    }
+
+    /// Runs `body` in a write transaction on the writer's connection: takes the write lock with
+    /// `BEGIN IMMEDIATE`, waiting (without a thread) while another connection holds it, up to the
+    /// busy timeout; commits, or rolls back when `body` throws.
+    ///
+    /// - Throws: `SQLiteError` `busy` once the timeout passed: another process held the lock
+    ///   that long (one stopped while writing, say).
+    private func writing<Result>(_ body: () async throws -> Result) async throws -> Result {
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause = Duration.microseconds(100)
+        while true {
+            do {
+                _ = try await writer.query("BEGIN IMMEDIATE")
+                break
+            } catch let error as SQLiteError where error.reason == .busy {
+                guard ContinuousClock.now + pause < deadline else { throw error }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(10))
             }
-            return Row(id: Int64(id), content: .text(text))
+        }
+        do {
+            let result = try await body()
+            _ = try await writer.query("COMMIT")
+            return result
+        } catch {
+            _ = try? await writer.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func numberAndInsert(_ rows: [NewRow], origin: String, at milliseconds: Int64) async throws -> Int {
+        let originKey = "@" + origin
+        var keys = Set(rows.compactMap(\.stream))
+        keys.insert("")
+        keys.insert(originKey)
+        let marks = Array(repeating: "?", count: keys.count).joined(separator: ", ")
+        var counters: [String: (last: Int64, epoch: Int64)] = [:]
+        for row in try await writer.query(
+            "SELECT stream, last, epoch FROM \(table)_counters WHERE stream IN (\(marks))",
+            keys.map { .text($0) }
+        ) {
+            guard let stream = row.column("stream")?.string, let last = row.column("last")?.integer,
+                let epoch = row.column("epoch")?.integer
+            else { continue }
+            counters[stream] = (Int64(last), Int64(epoch))
+        }
+        let written = counters[originKey]?.last ?? 0
+        let fresh = rows.filter { $0.lastNumber > written }
+        guard let newestNumber = fresh.last?.lastNumber else { return 0 }
+        func next(_ key: String, _ mails: Int64) -> (first: Int64, epoch: Int64) {
+            // A new counter's epoch is random: positions from a table made anew never resume.
+            var counter = counters[key] ?? (0, Int64.random(in: 1...Int64.max))
+            // A counter no relay writes (the file is shared): the room starts again, in a new epoch.
+            if counter.last < 0 || counter.last > Int64.max - mails || counter.epoch == 0 {
+                counter = (0, Int64.random(in: 1...Int64.max))
+            }
+            counters[key] = (counter.last + mails, counter.epoch)
+            return (counter.last + 1, counter.epoch)
+        }
+        var values: [String] = []
+        var binds: [SQLiteData] = []
+        for row in fresh {
+            let channel = next("", row.mails)
+            let room = row.stream.map { next($0, row.mails) }
+            values.append("(?, ?, ?, ?, ?, ?, ?)")
+            binds += [
+                .integer(Int(milliseconds)), .text(row.payload), .integer(Int(channel.first)), .integer(Int(row.mails)),
+                row.stream.map { .text($0) } ?? .null, room.map { .integer(Int($0.epoch)) } ?? .null,
+                room.map { .integer(Int($0.first)) } ?? .null,
+            ]
+        }
+        counters[originKey] = (newestNumber, 0)
+        _ = try await writer.query(
+            """
+            INSERT INTO \(table) (at, payload, first, mails, stream, stream_epoch, stream_first)
+            VALUES \(values.joined(separator: ", "))
+            """,
+            binds
+        )
+        let moved = counters.filter { keys.contains($0.key) }
+        _ = try await writer.query(
+            """
+            INSERT INTO \(table)_counters (stream, last, epoch, touched)
+            VALUES \(Array(repeating: "(?, ?, ?, ?)", count: moved.count).joined(separator: ", "))
+            ON CONFLICT (stream) DO UPDATE SET last = excluded.last, touched = excluded.touched
+            """,
+            moved.flatMap { key, counter in
+                [.text(key), .integer(Int(counter.last)), .integer(Int(counter.epoch)), .integer(Int(milliseconds))]
+            }
+        )
+        return fresh.count
+    }
+
+    /// The table's counters: the whole table's (`stream` empty) and each room's.
+    package func counters() async throws -> [StoredCounter] {
+        try await reader.query("SELECT stream, last, epoch FROM \(table)_counters WHERE stream NOT LIKE '@%'")
+            .compactMap { row in
+                guard let stream = row.column("stream")?.string, let last = row.column("last")?.integer,
+                    let epoch = row.column("epoch")?.integer
+                else { return nil }
+                return StoredCounter(stream: stream, last: Int64(last), epoch: Int64(epoch))
+            }
+    }
+
+    /// The newest rows of each room of `wireName` up to `newest`: the newest `count` of each
+    /// room, or those written after `since` (milliseconds), oldest first; what a relay fills its
+    /// rooms' histories with as it starts.
+    package func newestRows(
+        of wireName: String,
+        through newest: Int64,
+        count: Int?,
+        since: Int64?,
+        maximumBytes: Int
+    ) async throws -> [Row] {
+        let prefix = wireName + "/"
+        let rows = try await reader.query(
+            """
+            SELECT * FROM (
+                SELECT \(Self.columns), row_number() OVER (PARTITION BY stream ORDER BY id DESC) AS nth
+                FROM \(table)
+                WHERE substr(stream, 1, ?) = ? AND id <= ? AND (? IS NULL OR at >= ?)
+            ) WHERE ? IS NULL OR nth <= ? ORDER BY id
+            """,
+            [
+                .integer(maximumBytes), .integer(prefix.utf8.count), .text(prefix), .integer(Int(newest)),
+                since.map { .integer(Int($0)) } ?? .null, since.map { .integer(Int($0)) } ?? .null,
+                count.map { .integer($0) } ?? .null, count.map { .integer($0) } ?? .null,
+            ]
+        )
+        return rows.compactMap(Self.row)
+    }
+
+    /// Deletes the rows written before `cutoff` (milliseconds), and the numbering of origins
+    /// unheard since then; returns how many rows.
+    package func deleteExpired(before cutoff: Int64) async throws -> Int {
+        try await writing {
+            let deleted = try await writer.query(
+                "DELETE FROM \(table) WHERE at < ? RETURNING id",
+                [.integer(Int(cutoff))]
+            )
+            _ = try await writer.query(
+                "DELETE FROM \(table)_counters WHERE stream LIKE '@%' AND touched < ?",
+                [.integer(Int(cutoff))]
+            )
+            return deleted.count
         }
     }
 
@@ -169,8 +440,10 @@ package final class RelayDatabase: Sendable {
     /// Closes both connections.
     package func close() async {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        try? await writer.close()
-        try? await reader.close()
+        // The future's close, not the async one: that one does nothing in a cancelled task (a
+        // relay's, as it stops), and the handle would stay open.
+        try? await writer.close().get()
+        try? await reader.close().get()
     }
 
     /// A database dropped without ``close()`` (its owner failed, say) still closes its

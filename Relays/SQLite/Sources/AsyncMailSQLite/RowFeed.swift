@@ -23,22 +23,16 @@ package struct RowFeed: Sendable {
         self.safetyNet = safetyNet
     }
 
-    /// Reads after `cursor` until cancelled; the stream ends when its consumer stops.
+    /// Reads after `cursor` until cancelled; the stream ends when its consumer stops. For tests:
+    /// it reads ahead of its consumer, where ``read(after:checked:deliver:)`` waits for it.
     package func rows(after cursor: Int64) -> AsyncThrowingStream<[RelayDatabase.Row], any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [RelayDatabase.Row].self)
         let task = Task {
             do {
-                try await read(after: cursor, into: continuation)
+                try await read(after: cursor) { rows in continuation.yield(rows) }
                 continuation.finish()
             } catch {
-                // A database deleted under it fails SQLite's own calls first ("disk I/O error"):
-                // say what happened instead, when that is it.
-                do throws(RelayFileError) {
-                    try database.checkFile()
-                    continuation.finish(throwing: error)
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+                continuation.finish(throwing: error)
             }
         }
         continuation.onTermination = { _ in task.cancel() }
@@ -50,9 +44,32 @@ package struct RowFeed: Sendable {
         case check
     }
 
-    private func read(
+    /// Reads after `start` until cancelled, handing each batch to `deliver` and reading on only
+    /// once it returns, so a slow consumer holds no more than one batch; calls `checked` after
+    /// each safety-net check.
+    ///
+    /// - Throws: What a read threw (the database busy past its timeout, the disk gone), or
+    ///   ``RelayFileError/Code/replaced`` once the file was deleted or replaced; the caller
+    ///   reads again after its last row.
+    package func read(
         after start: Int64,
-        into continuation: AsyncThrowingStream<[RelayDatabase.Row], any Error>.Continuation
+        checked: () async throws -> Void = {},
+        deliver: ([RelayDatabase.Row]) async throws -> Void
+    ) async throws {
+        do {
+            try await loop(after: start, checked: checked, deliver: deliver)
+        } catch {
+            // A database deleted under it fails SQLite's own calls first ("disk I/O error"):
+            // say what happened instead, when that is it.
+            try database.checkFile()
+            throw error
+        }
+    }
+
+    private func loop(
+        after start: Int64,
+        checked: () async throws -> Void,
+        deliver: ([RelayDatabase.Row]) async throws -> Void
     ) async throws {
         let (events, input) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(2))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -73,11 +90,11 @@ package struct RowFeed: Sendable {
             while !Task.isCancelled {
                 if needsRead {
                     // Until a short batch: then every row committed before this read is read.
-                    while true {
+                    while !Task.isCancelled {
                         let rows = try await database.rows(after: cursor, limit: batch, maximumBytes: maximumBytes)
                         if let last = rows.last {
+                            try await deliver(rows)
                             cursor = last.id
-                            continuation.yield(rows)
                         }
                         if rows.count < batch { break }
                     }
@@ -93,6 +110,7 @@ package struct RowFeed: Sendable {
                     let now = try await database.dataVersion()
                     needsRead = now != version
                     version = now
+                    try await checked()
                 }
             }
         }

@@ -27,6 +27,8 @@ package final class WakeUps: Sendable {
     package let arrivals: AsyncStream<Void>
     private let channel: any Channel
     private let counts: Counts
+    /// Wakes this process's own reader (``wakeHere()``).
+    private let wake: AsyncStream<Void>.Continuation
     /// The socket nudges are sent from, bound to `name.send` beside `name.sock`: a datagram from
     /// an unbound socket has no source address, which SwiftNIO's receiving channel cannot read.
     private let sender: Int32
@@ -46,6 +48,7 @@ package final class WakeUps: Sendable {
         directory: String,
         path: String,
         arrivals: AsyncStream<Void>,
+        wake: AsyncStream<Void>.Continuation,
         channel: any Channel,
         counts: Counts,
         sender: Int32
@@ -53,9 +56,15 @@ package final class WakeUps: Sendable {
         self.directory = directory
         self.path = path
         self.arrivals = arrivals
+        self.wake = wake
         self.channel = channel
         self.counts = counts
         self.sender = sender
+    }
+
+    /// The path of the socket `name` binds beside `database`.
+    package static func socketPath(beside database: String, name: String) -> String {
+        database + ".wake/" + name + ".sock"
     }
 
     /// Binds this process's socket, `name.sock`, in the folder beside `database`.
@@ -66,7 +75,7 @@ package final class WakeUps: Sendable {
     ) async throws -> WakeUps {
         let directory = database + ".wake"
         try OwnerOnlyFiles.directory(directory)
-        let path = directory + "/" + name + ".sock"
+        let path = socketPath(beside: database, name: name)
         // sun_path holds 108 bytes on Linux, 104 on Darwin, with its terminating zero.
         guard path.utf8.count < 104 else {
             throw RelayFileError(
@@ -110,6 +119,7 @@ package final class WakeUps: Sendable {
             directory: directory,
             path: path,
             arrivals: arrivals,
+            wake: continuation,
             channel: channel,
             counts: counts,
             sender: sender
@@ -133,6 +143,12 @@ package final class WakeUps: Sendable {
                 unlink(String(peer.dropLast(".sock".count)) + ".send")
             }
         }
+    }
+
+    /// Wakes this process's own reader, with no datagram: after a commit whose rows this
+    /// process delivers too (a type with host-wide positions).
+    package func wakeHere() {
+        wake.yield()
     }
 
     /// Calls `body` with `path` as a Unix socket address; -1 for a path too long for one.

@@ -1,3 +1,5 @@
+@_spi(AsyncMailRelay) import RelayWire
+
 /// A relay set up with something it cannot use; thrown before anything touches the database.
 ///
 /// Switch over ``code``; codes may be added in any release, so such a `switch` keeps a
@@ -9,6 +11,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         enum Base: Sendable, Hashable {
             case invalidChannelName, invalidWireName, wireNameTaken, typeAlreadyRegistered, invalidTableName
             case keyTooShort, invalidEnvironmentVariable, positionsUnavailable, presenceUnavailable
+            case invalidDatabasePath
         }
 
         let base: Base
@@ -35,6 +38,9 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         public static let positionsUnavailable = Code(base: .positionsUnavailable)
         /// Presence cannot be used as asked (``RelayConfigurationError/reason``).
         public static let presenceUnavailable = Code(base: .presenceUnavailable)
+        /// The database path ``RelayConfigurationError/name`` cannot be used
+        /// (``RelayConfigurationError/reason``).
+        public static let invalidDatabasePath = Code(base: .invalidDatabasePath)
 
         public var description: String {
             switch base {
@@ -47,6 +53,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
             case .invalidEnvironmentVariable: "invalidEnvironmentVariable"
             case .positionsUnavailable: "positionsUnavailable"
             case .presenceUnavailable: "presenceUnavailable"
+            case .invalidDatabasePath: "invalidDatabasePath"
             }
         }
     }
@@ -117,7 +124,7 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         RelayConfigurationError(.invalidEnvironmentVariable, name: name, value: value)
     }
 
-    /// Fleet-wide positions asked of a type where they cannot be had: in the ephemeral mode,
+    /// Shared positions (fleet-wide, host-wide) asked of a type where they cannot be had: in PostgreSQL's ephemeral mode,
     /// which keeps no table order; for a type registered before with the other kind; or once the
     /// relay runs.
     public static func positionsUnavailable(_ type: String, reason: String) -> RelayConfigurationError {
@@ -129,6 +136,26 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
     /// metadata tracked is out of bounds (see `track(_:in:meta:)`).
     public static func presenceUnavailable(reason: String) -> RelayConfigurationError {
         RelayConfigurationError(.presenceUnavailable, reason: reason)
+    }
+
+    /// A database path the embedded relay cannot use: empty, or too long for the wake-up
+    /// sockets beside it.
+    public static func invalidDatabasePath(_ path: String, reason: String) -> RelayConfigurationError {
+        RelayConfigurationError(.invalidDatabasePath, name: path, reason: reason)
+    }
+
+    /// The registry's refusal, as the error a relay throws.
+    @_spi(AsyncMailRelay) public init(_ error: WireRegistry.RegistrationError) {
+        switch error {
+        case .invalidName(let name): self = .invalidWireName(name)
+        case .wireNameTaken(let name, let type): self = .wireNameTaken(name, by: type)
+        case .typeAlreadyRegistered(let type, let name): self = .typeAlreadyRegistered(type, as: name)
+        case .positionsDiffer(let name):
+            self = .positionsUnavailable(
+                name,
+                reason: "it was registered before with the other positions; register it once"
+            )
+        }
     }
 
     /// What cannot be used, and what to use instead.
@@ -147,8 +174,9 @@ public struct RelayConfigurationError: Error, Sendable, Hashable, CustomStringCo
         case .keyTooShort: "an authentication key of \(bytes ?? 0) bytes: use at least 32 random bytes"
         case .invalidEnvironmentVariable:
             "\(name)=\"\(value ?? "")\" cannot be used: fix or unset it (see the relay's connectionFromEnvironment)"
-        case .positionsUnavailable: "\(name) cannot have fleet-wide positions: \(reason ?? "")"
+        case .positionsUnavailable: "\(name) cannot have shared positions: \(reason ?? "")"
         case .presenceUnavailable: "presence cannot be used so: \(reason ?? "")"
+        case .invalidDatabasePath: "the database path \"\(name)\" cannot be used: \(reason ?? "")"
         }
     }
 }

@@ -77,14 +77,18 @@ public final class RowCursor: Sendable {
         state.withLock { ($0.cursor, $0.channelRead) = (id, channelLast) }
     }
 
-    /// Moves past `row`; when it was `genuine` (its payload was accepted), also past its mails'
-    /// numbers. Returns how many mails were skipped: deleted before they were read. A row
-    /// without numbers, or with numbers no relay writes, moves no number.
+    /// Moves past `row` and its mails' numbers, and returns how many mails were skipped:
+    /// deleted before they were read. A row without numbers, or with numbers no relay writes,
+    /// moves no number. A row that is not `genuine` (its payload was rejected: another key's, a
+    /// forgery) moves the numbers only when it follows on from the last read: it can then skip
+    /// none, and a forged far number cannot report a false loss, while a rejected row written by
+    /// a relay (with the wrong key, say) is not reported as deleted on top of being rejected.
     public func pass(_ row: StoredRow, genuine: Bool) -> Int {
         state.withLock { state in
             state.cursor = row.id
-            guard genuine, let first = row.channelFirst, let mails = row.mails, first >= 1, mails >= 1,
-                mails <= Int64(WireLimits.maximumNumber), first <= Int64.max - mails
+            guard let first = row.channelFirst, let mails = row.mails, first >= 1, mails >= 1,
+                mails <= Int64(WireLimits.maximumNumber), first <= Int64.max - mails,
+                genuine || first == state.channelRead + 1
             else { return 0 }
             // Below what was read: the counters were made anew (the table starts again).
             let missed = first > state.channelRead ? first - state.channelRead - 1 : 0

@@ -1,0 +1,191 @@
+@_spi(AsyncMailInternal) import AsyncMail
+import AsyncMailPostgres
+import AsyncMailSQLite
+import AsyncMailTesting
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+struct ChatLine: Mail, Codable, Equatable {
+    let text: String
+}
+
+struct RoomID: Hashable, Sendable, Codable {
+    let name: String
+}
+
+/// Never registered: stays local.
+struct LocalNote: Mail, Codable {
+    let text: String
+}
+
+/// An object sender: identity means nothing in another process, so its mail stays local.
+final class Speaker: Sendable {}
+
+/// Whatever a relay needs set besides its engine's own settings.
+struct Settings: Sendable {
+    var key: RelayKey?
+    /// Register `ChatLine` with the engine's shared positions (fleet-wide, host-wide).
+    var sharedPositions = false
+    var retention: Duration = .seconds(24 * 3600)
+}
+
+/// One engine the contract runs against: how to make a place relays meet (a PostgreSQL channel,
+/// an SQLite file), and a relay there.
+struct Engine: Sendable, CustomTestStringConvertible {
+    let name: String
+    /// A place no other test uses; `remove` cleans it up.
+    let makePlace: @Sendable (_ test: String) throws -> Place
+    /// A relay for `mailroom` at `place`, with the contract's registrations.
+    let makeRelay: @Sendable (_ mailroom: Mailroom, _ place: Place, _ settings: Settings) throws -> any MailRelay
+
+    var testDescription: String { name }
+
+    static let all: [Engine] = [.sqlite, .postgres]
+
+    static let logger: Logger = {
+        var logger = Logger(label: "relay-contract", factory: StreamLogHandler.standardError(label:))
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["RELAY_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return logger
+    }()
+
+    static let sqlite = Engine(name: "SQLite") { test in
+        let folder = "/tmp/am-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        return Place(name: folder + "/relay.sqlite", environment: ["RELAY_ENGINE": "sqlite"]) {
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    } makeRelay: { mailroom, place, settings in
+        let relay = try SQLiteRelay(
+            mailroom: mailroom,
+            path: place.name,
+            configuration: .init(
+                retention: settings.retention,
+                checkInterval: .milliseconds(200),
+                retryBackoff: .milliseconds(20) ... .milliseconds(500),
+                authenticationKey: settings.key
+            ),
+            logger: logger
+        )
+        try relay.register(ChatLine.self, as: "chat.line", positions: settings.sharedPositions ? .hostWide : .local)
+        try relay.register(sender: RoomID.self, as: "room")
+        return relay
+    }
+
+    static let postgres = Engine(name: "PostgreSQL") { test in
+        let letters = test.lowercased().filter(\.isLetter).prefix(30)
+        return Place(
+            name: "c_\(letters)_\(UInt32.random(in: 0...UInt32.max))",
+            environment: ["RELAY_ENGINE": "postgres"]
+        ) {}
+    } makeRelay: { mailroom, place, settings in
+        let relay = try PostgresRelay(
+            mailroom: mailroom,
+            connection: try PostgresRelay.connectionFromEnvironment(),
+            configuration: .init(
+                channel: try RelayChannel(place.name),
+                mode: .durable(retention: settings.retention),
+                heartbeatInterval: .milliseconds(200),
+                reconnectBackoff: .milliseconds(20) ... .milliseconds(500),
+                authenticationKey: settings.key
+            ),
+            logger: logger
+        )
+        try relay.register(ChatLine.self, as: "chat.line", positions: settings.sharedPositions ? .fleetWide : .local)
+        try relay.register(sender: RoomID.self, as: "room")
+        return relay
+    }
+}
+
+/// Where one test's relays meet.
+final class Place: Sendable {
+    /// The SQLite file's path, or the PostgreSQL channel's name.
+    let name: String
+    /// What a peer process needs to meet there: `RELAY_ENGINE`, and `RELAY_PLACE` is added.
+    let environment: [String: String]
+    private let cleanUp: @Sendable () -> Void
+
+    init(name: String, environment: [String: String], cleanUp: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.environment = environment.merging(["RELAY_PLACE": name]) { _, new in new }
+        self.cleanUp = cleanUp
+    }
+
+    deinit { cleanUp() }
+}
+
+/// Every relay a test starts, stopped when the test ends however it ends.
+final class Fleet: Sendable {
+    @TaskLocal static var current: Fleet?
+
+    private let running = Guarded<[Task<Void, any Error>]>([])
+
+    func add(_ task: Task<Void, any Error>) {
+        running.withLock { $0.append(task) }
+    }
+
+    /// Cancels every relay and waits for each to return.
+    func stopAll() async throws {
+        let tasks = running.withLock { running in
+            defer { running = [] }
+            return running
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { try await withTimeout { _ = try? await task.value } }
+    }
+}
+
+/// Gives each test a ``Fleet`` that stops every relay it started once the test ends.
+struct StopsRelays: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard !test.isSuite else { return try await function() }
+        let fleet = Fleet()
+        do {
+            try await Fleet.$current.withValue(fleet) { try await function() }
+        } catch {
+            try? await fleet.stopAll()
+            throw error
+        }
+        try await fleet.stopAll()
+    }
+}
+
+extension Trait where Self == StopsRelays {
+    static var stopsRelays: Self { StopsRelays() }
+}
+
+/// Starts `relay` and returns once it reads; it runs until cancelled, at the latest when the
+/// test ends.
+@discardableResult
+func start(
+    _ relay: any MailRelay,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> Task<
+    Void, any Error
+> {
+    let events = relay.events()
+    let running = Task { try await relay.run() }
+    if let fleet = Fleet.current {
+        fleet.add(running)
+    } else {
+        Issue.record("a relay started outside a test with the .stopsRelays trait", sourceLocation: sourceLocation)
+    }
+    try await withTimeout {
+        for await event in events where event.code == .listening { return }
+    }
+    return running
+}
+
+/// Stops a relay before the test ends, and waits for it.
+func stop(_ running: Task<Void, any Error>) async throws {
+    running.cancel()
+    try await withTimeout { _ = try? await running.value }
+}

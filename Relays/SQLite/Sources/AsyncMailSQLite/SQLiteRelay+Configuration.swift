@@ -1,0 +1,93 @@
+import AsyncMailRelay
+import CoreMetrics
+
+extension SQLiteRelay {
+    /// How a relay uses its database file, and what it keeps.
+    public struct Configuration: Sendable {
+        /// How long a row is kept: a process that comes back within it catches up on everything
+        /// it missed, a client that comes back within it resumes with nothing lost. Rows older
+        /// than that are deleted, and a reader that had not read them reports exactly how many
+        /// mails it missed (`RelayEvent.expired(mails:)`). Also how long an origin's numbering
+        /// is remembered without mail from it.
+        public var retention: Duration
+        /// The largest encoded mail the relay carries; larger ones are reported as
+        /// `RelayEvent.oversize(type:bytes:)` and stay local.
+        public var maximumMailBytes: Int
+        /// The largest row the relay writes or reads: one post, a whole batch. A larger batch is
+        /// reported as `RelayEvent.oversize(type:bytes:)` and stays local; a larger row read is
+        /// not transferred, and `RelayEvent.rejected(reason:)` says so. At least
+        /// ``maximumMailBytes``.
+        public var maximumPostBytes: Int
+        /// How many posts may wait to be written, and how many mails may wait to be encoded;
+        /// beyond it a post is not relayed and `RelayEvent.queueOverflow(posts:)` says so.
+        public var outboundQueueLimit: Int
+        /// How often the reader checks the database for rows whose wake-up was lost (a writer
+        /// that died between its commit and its nudge), and whether the file is still the one
+        /// it opened; and how often the retention runs (every 60 checks).
+        public var checkInterval: Duration
+        /// How long a write waits for another process's write lock (one stopped while it held
+        /// it, say) before it fails, is reported (`RelayEvent.publishFailed(reason:mails:)`) and
+        /// is tried again.
+        public var busyTimeout: Duration
+        /// The first and the longest wait before a failed write or read is tried again; each
+        /// wait doubles, with jitter.
+        public var retryBackoff: ClosedRange<Duration>
+        /// The key every process signs and verifies rows with, or `nil` (the default) to trust
+        /// whatever the file holds. The file is its owner's only (0600), so a key guards against
+        /// other programs of the same user. See `RelayKey`.
+        public var authenticationKey: RelayKey?
+        /// Where the relay's metrics go; `nil`, the default, reads `MetricsSystem.factory` when
+        /// the first metric is recorded. The metrics are the PostgreSQL relay's, with
+        /// `messaging.system` `asyncmail-sqlite` and the file's name as the destination.
+        public var metricsFactory: (any MetricsFactory)?
+
+        /// A configuration with defaults: a day's retention, 1 MiB mails, 16 MiB posts, 10,000
+        /// posts queued, a check every second, a 5 s busy timeout.
+        public init(
+            retention: Duration = .seconds(24 * 3600),
+            maximumMailBytes: Int = 1 << 20,
+            maximumPostBytes: Int = 16 << 20,
+            outboundQueueLimit: Int = 10_000,
+            checkInterval: Duration = .seconds(1),
+            busyTimeout: Duration = .seconds(5),
+            retryBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
+            authenticationKey: RelayKey? = nil,
+            metricsFactory: (any MetricsFactory)? = nil
+        ) {
+            self.retention = retention
+            self.maximumMailBytes = maximumMailBytes
+            self.maximumPostBytes = maximumPostBytes
+            self.outboundQueueLimit = outboundQueueLimit
+            self.checkInterval = checkInterval
+            self.busyTimeout = busyTimeout
+            self.retryBackoff = retryBackoff
+            self.authenticationKey = authenticationKey
+            self.metricsFactory = metricsFactory
+        }
+    }
+
+    /// Whose positions a relayed type's mail carries: this mailroom's own, or the database's,
+    /// which every process on the host shares.
+    ///
+    /// A struct rather than an enum, so that a kind added later breaks no one's `switch`.
+    public struct Positions: Sendable, Hashable, CustomStringConvertible {
+        enum Base: Sendable, Hashable { case local, hostWide }
+        let base: Base
+
+        /// Positions of this mailroom's own (see `Mailroom.retainHistory`): delivered here at
+        /// once, but a position is good only in the process that gave it. The default.
+        public static let local = Positions(base: .local)
+        /// The database's positions, the same in every process that shares the file: a client
+        /// that comes back to any of them resumes where it left off, and a process that starts
+        /// fills the type's history from the file. Posts of the type are delivered here, too,
+        /// only once their row is committed and read back, in the file's order.
+        public static let hostWide = Positions(base: .hostWide)
+
+        public var description: String {
+            switch base {
+            case .local: "local"
+            case .hostWide: "hostWide"
+            }
+        }
+    }
+}

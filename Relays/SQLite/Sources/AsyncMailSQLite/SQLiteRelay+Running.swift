@@ -1,0 +1,339 @@
+@_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
+import Foundation
+import Logging
+@_spi(AsyncMailRelay) import RelayWire
+import ServiceLifecycle
+
+extension SQLiteRelay {
+    /// Runs the relay until it is cancelled or its service group shuts down gracefully.
+    ///
+    /// Mail posted from the moment it starts is taken, within
+    /// ``Configuration/outboundQueueLimit``. It opens the file (creating it, mode 0600, when
+    /// missing), starts reading after the newest row (so a new process hears what is posted from
+    /// then on, and fills the histories of types with host-wide positions from the file), and
+    /// binds its wake-up socket. On a graceful shutdown it stops taking new mail, writes what is
+    /// queued, then stops reading. Cancelled, what was still queued is reported as a failed
+    /// publish. The file and the socket are closed before it returns, in every case.
+    ///
+    /// A write that fails (another process holds the write lock past
+    /// ``Configuration/busyTimeout``, the disk is full) is reported
+    /// (`RelayEvent.publishFailed(reason:mails:)`) and the same batch is written again with
+    /// backoff; a read that fails is reported (`RelayEvent.disconnected(reason:)`) and read again
+    /// after the last row delivered, so nothing is delivered twice.
+    ///
+    /// - Throws: `RelayFileError` when the file or the folder beside it cannot be used (another
+    ///   user may write it, it cannot be created), or when the file is deleted or replaced while
+    ///   the relay runs (``RelayFileError/Code/replaced``): the relay stops rather than go on with
+    ///   a file no other process writes. `RelayError.tableSetupFailed(table:reason:)` when
+    ///   SQLite refuses to set the file up (it is not a database, say).
+    public func run() async throws {
+        let gate = carrier.gate
+        state.withLock { $0.hasStarted = true }
+        // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
+        // types with host-wide positions, which the mailroom routes here instead of delivering.
+        let (posts, postsContinuation) = AsyncStream.makeStream(of: PostedMail.self)
+        let tap = await carrier.tap(into: postsContinuation)
+        gate.open()
+        carrier.startRouting(into: postsContinuation)
+        defer {
+            carrier.stopRouting()
+            for ticket in gate.close() { ticket.resolve(.notRunning) }
+            carrier.queue.close()
+            carrier.queue.abandon()
+            postsContinuation.finish()
+            reporter.finish()
+        }
+        // The first of a graceful shutdown, a cancellation, or the reader's giving up.
+        let (stops, stop) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let failure = Guarded<(any Error)?>(nil)
+        await withTaskGroup(of: Void.self) { watching in
+            // The mailroom closed: nothing more will be posted.
+            watching.addTask {
+                for await _ in tap {}
+                postsContinuation.finish()
+            }
+            watching.addTask {
+                try? await gracefulShutdown()
+                stop.yield()
+            }
+            defer { watching.cancelAll() }
+            await withTaskGroup(of: Void.self) { forwarding in
+                // From the first post, so that the outbound bound holds while the file is opened.
+                forwarding.addTask { await self.carrier.forward(posts) }
+                let storage: Storage
+                do {
+                    storage = try await open()
+                } catch {
+                    failure.withLock { $0 = error }
+                    forwarding.cancelAll()
+                    return
+                }
+                await withTaskGroup(of: Void.self) { reading in
+                    reading.addTask {
+                        do {
+                            try await self.read(storage)
+                        } catch {
+                            failure.withLock { $0 = error }
+                            stop.yield()
+                        }
+                    }
+                    await withTaskGroup(of: Void.self) { outbound in
+                        outbound.addTask { await self.publish(storage) }
+                        for await _ in stops { break }
+                        if failure.withLock({ $0 }) != nil {
+                            forwarding.cancelAll()
+                            outbound.cancelAll()
+                        } else if gate.beginShutdown() {
+                            forwarding.cancelAll()  // all forwarded already
+                        }
+                        // Until shutdown; then what was posted before it still goes out, and no more.
+                        await forwarding.next()
+                        carrier.queue.close()
+                    }
+                    reading.cancelAll()
+                }
+                await storage.close()
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// The file and the socket, open.
+    struct Storage: Sendable {
+        let database: RelayDatabase
+        let wakeUps: WakeUps
+
+        func close() async {
+            await wakeUps.close()
+            await database.close()
+        }
+    }
+
+    /// The name of this relay's wake-up socket: short, for a socket's path is.
+    static func socketName(origin: String) -> String {
+        String(origin.filter(\.isHexDigit).prefix(16)).padding(toLength: 16, withPad: "0", startingAt: 0)
+    }
+
+    /// Opens the file and the socket, starts reading after the newest row, and fills the
+    /// histories of types with host-wide positions.
+    private func open() async throws -> Storage {
+        let database: RelayDatabase
+        do {
+            database = try await RelayDatabase.open(
+                path: path,
+                busyTimeout: configuration.busyTimeout,
+                logger: logger
+            )
+        } catch let error as RelayFileError {
+            throw error
+        } catch {
+            throw RelayError.tableSetupFailed(table: path, reason: String(describing: error))
+        }
+        do {
+            // A new relay hears only what is posted from now on; its histories start with
+            // what the file kept.
+            let newest = try await database.newest()
+            let counters = try await database.counters()
+            cursor.start(after: newest, channelLast: counters.first { $0.stream.isEmpty }?.last ?? 0)
+            try await fillHistories(through: newest, counters: counters, from: database)
+            let wakeUps = try await WakeUps.open(beside: path, name: Self.socketName(origin: origin))
+            return Storage(database: database, wakeUps: wakeUps)
+        } catch {
+            await database.close()
+            if error is RelayFileError { throw error }
+            throw RelayError.tableSetupFailed(table: path, reason: String(describing: error))
+        }
+    }
+
+    /// Fills each host-wide type's history with the file's newest rows up to where reading
+    /// starts, and moves it on to the file's newest position, so that a position given by
+    /// another process resumes here too.
+    private func fillHistories(
+        through newest: Int64,
+        counters: [StoredCounter],
+        from database: RelayDatabase
+    ) async throws {
+        for codec in registry.fleetWideCodecs {
+            guard let limits = codec.historyLimits(mailroom), limits.count != 0 || limits.maxAge != nil else {
+                continue
+            }
+            let since = limits.maxAge.map { Self.milliseconds() - Int64($0.components.seconds * 1_000) }
+            let rows = try await database.newestRows(
+                of: codec.name,
+                through: newest,
+                count: limits.count,
+                since: since,
+                maximumBytes: carrier.postLimit
+            )
+            for row in rows { await carrier.keep(row.stored, with: receiver) }
+        }
+        carrier.moveOn(to: counters)
+    }
+
+    /// Reads rows as they are committed and delivers them, until cancelled; after a failed read,
+    /// reads again after the last row delivered.
+    ///
+    /// - Throws: ``RelayFileError`` once the file was deleted or replaced.
+    private func read(_ storage: Storage) async throws {
+        let feed = RowFeed(
+            database: storage.database,
+            wakeUps: storage.wakeUps,
+            batch: 500,
+            maximumBytes: carrier.postLimit,
+            safetyNet: configuration.checkInterval
+        )
+        var attempt = 0
+        var checks = 0
+        var rejectedWakeUps = 0
+        while !Task.isCancelled {
+            reporter.report(.listening) { _ in }
+            do {
+                try await feed.read(after: cursor.cursor) {
+                    self.receiver.tick()  // reading time: origins unheard for the retention are forgotten
+                    let rejected = storage.wakeUps.rejected
+                    if rejected > rejectedWakeUps {
+                        let new = rejected - rejectedWakeUps
+                        rejectedWakeUps = rejected
+                        self.reporter.report(
+                            .rejected(
+                                reason: "\(counting(new, "datagram")) on the wake-up socket not what a relay sends"
+                            )
+                        ) { $0.rejected.addSaturating(new) }
+                    }
+                    checks += 1
+                    // The retention runs on the writer's connection, between the publisher's
+                    // transactions: a heartbeat in its queue asks for it.
+                    if checks % 60 == 0 { _ = self.carrier.queue.append(.heartbeat) }
+                } deliver: { rows in
+                    for row in rows { await self.deliver(row) }
+                    attempt = 0
+                }
+                return  // cancelled
+            } catch let error as RelayFileError {
+                throw error
+            } catch {
+                if Task.isCancelled { return }
+                reporter.report(.disconnected(reason: String(describing: error))) { $0.disconnects += 1 }
+                attempt += 1
+                guard await backoff(attempt: attempt) else { return }
+            }
+        }
+    }
+
+    /// Delivers one row, or rejects it; then moves the cursor past it, reporting the mails the
+    /// retention deleted before this relay read them.
+    private func deliver(_ row: RelayDatabase.Row) async {
+        var genuine = true
+        switch row.content {
+        case .text(let payload):
+            // A row's numbers count only once its payload is found genuine (signed, where the
+            // processes share a key): a row forged with a far number would report a false loss.
+            genuine = await carrier.receive(row.stored, payload: payload, with: receiver)
+        case .oversize(let bytes):
+            carrier.rejectOversize(row: row.id, bytes: bytes)
+        case .malformed(let type):
+            genuine = false
+            reporter.report(.rejected(reason: "row \(row.id) holds a \(type), not a relay's text")) { $0.rejected += 1 }
+        }
+        let missed = cursor.pass(row.stored, genuine: genuine)
+        if missed > 0 { reporter.report(.expired(mails: missed)) { $0.missing.addSaturating(missed) } }
+    }
+
+    /// Deletes rows older than the retention; a failure is logged, and the next runs again.
+    private func expire(_ database: RelayDatabase) async {
+        let cutoff = Self.milliseconds() - Int64(configuration.retention.components.seconds * 1_000)
+        do {
+            _ = try await database.deleteExpired(before: cutoff)
+        } catch {
+            logger.warning("relay: the retention clean-up failed, and runs again later: \(error)")
+        }
+    }
+
+    /// Writes queued posts until the queue is closed and empty: each batch numbered once, and
+    /// written again as it was after a failure, so a write whose outcome was unknown is not
+    /// written twice.
+    func publish(_ storage: Storage) async {
+        var attempt = 0
+        while let items = await carrier.queue.takeAll() {
+            let posts = items.compactMap { item -> OutboundPost? in
+                guard case .post(let post) = item else { return nil }
+                return post
+            }
+            let rows = batch(of: posts)
+            let mails = OutboundQueue.mailCount(of: items)
+            while true {
+                do {
+                    let (database, origin) = (storage.database, origin)
+                    _ = try await carrier.publishing(posts) {
+                        try await database.publish(rows, origin: origin, at: Self.milliseconds())
+                    }
+                    if mails > 0 { reporter.count { $0.published += mails } }
+                    if !rows.isEmpty {
+                        storage.wakeUps.nudge()
+                        if rows.contains(where: { $0.stream != nil }) { storage.wakeUps.wakeHere() }
+                    }
+                    attempt = 0
+                    Self.resolveFlushes(in: items, .passed)
+                    if items.contains(where: { if case .heartbeat = $0 { true } else { false } }) {
+                        await expire(storage.database)
+                    }
+                    break
+                } catch {
+                    reporter.report(.publishFailed(reason: String(describing: error), mails: mails)) {
+                        $0.publishFailures += 1
+                    }
+                    attempt += 1
+                    guard !Task.isCancelled, await backoff(attempt: attempt) else {
+                        Self.resolveFlushes(in: items, .notRunning)
+                        return
+                    }
+                }
+            }
+        }
+    }
+
+    /// Numbers `posts` for this origin, once: one signed row per post.
+    private func batch(of posts: [OutboundPost]) -> [RelayDatabase.NewRow] {
+        let mails = posts.reduce(0) { $0 + $1.mails.count }
+        var last = state.withLock { state in
+            defer { state.lastNumber += mails }
+            return state.lastNumber
+        }
+        return posts.map { post in
+            let payload = post.payload(origin: origin, firstNumber: last + 1)
+            last += post.mails.count
+            let hostWide = registry.mailCodec(named: post.type)?.isFleetWide ?? false
+            return RelayDatabase.NewRow(
+                payload: signer?.sign(payload) ?? payload,
+                mails: Int64(post.mails.count),
+                lastNumber: Int64(last),
+                stream: hostWide
+                    ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : nil
+            )
+        }
+    }
+
+    /// Tells the flushes among `items` how their batch ended.
+    private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushOutcome) {
+        for case .flush(let ticket) in items { ticket.resolve(outcome) }
+    }
+
+    /// Waits before attempt `attempt`: doubling from the backoff's lower bound to its upper,
+    /// with jitter. False when cancelled.
+    private func backoff(attempt: Int) async -> Bool {
+        let bounds = configuration.retryBackoff
+        let capped = min(bounds.lowerBound * Double(1 << min(attempt, 16)), bounds.upperBound)
+        do {
+            try await Task.sleep(for: capped * Double.random(in: 0.5...1.0))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Now, in milliseconds since 1970: the file's clock, which every process on the host shares.
+    static func milliseconds() -> Int64 {
+        Int64(Date().timeIntervalSince1970 * 1_000)
+    }
+}

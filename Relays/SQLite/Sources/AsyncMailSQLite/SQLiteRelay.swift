@@ -1,0 +1,220 @@
+@_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
+import Foundation
+import Logging
+@_spi(AsyncMailRelay) import RelayWire
+import ServiceLifecycle
+
+/// Carries a mailroom's mail to every other process on this host whose relay opens the same
+/// SQLite file, and posts theirs into it: no server, no daemon, no broker.
+///
+/// It keeps the PostgreSQL relay's promises, with the same wire format and the same events:
+/// - Registration: every relayed mail type and sender type gets a stable wire name
+///   (``register(_:as:)``, ``register(sender:as:)``). Unregistered types, and mail posted from an
+///   object or actor, stay local.
+/// - No echo: mail the relay receives is posted into the local mailroom and never written
+///   again, and a process never receives its own mail back.
+/// - Order: every process sees the file's mail in one order, the order rows were committed; each
+///   origin's mail in the order it was posted. A `post(contentsOf:)` batch arrives as one batch.
+/// - Nothing lost: every post is a row, and each reader reads every row past its cursor, so a
+///   process that was stopped catches up on what it missed within
+///   ``Configuration/retention``; what the retention deleted before it read it is reported with
+///   its exact count (`RelayEvent.expired(mails:)`).
+/// - Wake-ups, not polling: a writer nudges every other process through a Unix datagram socket
+///   beside the file after each commit, so a reader reads new rows at once; a check every
+///   ``Configuration/checkInterval`` finds rows whose wake-up was lost.
+/// - Untrusted input: the file is created readable and writable by its owner only (0600), the
+///   folder of sockets beside it (`<file>.wake`) 0700, and a relay refuses to open either when
+///   others may write to it. Whatever a row holds is checked before it is used, and what is not
+///   what a relay writes is dropped, counted and reported (`RelayEvent.rejected(reason:)`).
+/// - Publication: ``flush()`` returns once everything posted before it is committed to the file:
+///   a process killed after that loses none of it.
+/// - Lifecycle: a swift-service-lifecycle `Service`. ``run()`` runs until cancelled or gracefully
+///   shut down, and writes what is queued before returning from a graceful shutdown.
+///
+/// ```swift
+/// let relay = try SQLiteRelay(mailroom: mailroom, path: "/var/run/myapp/mail.sqlite")
+/// try relay.register(ChatLine.self, as: "chat.line")
+/// try relay.register(sender: RoomID.self, as: "room")
+/// // in a ServiceGroup beside the server, or:
+/// try await relay.run()
+/// ```
+public final class SQLiteRelay: MailRelay {
+    /// The mailroom whose mail this relay carries.
+    public let mailroom: Mailroom
+    /// The database file every process of the host opens.
+    public let path: String
+    /// How this relay uses the file.
+    public let configuration: Configuration
+    /// This relay's identity on the wire; unique per relay instance.
+    public let origin: String
+
+    /// The half every engine shares: forwarding, the outbound queue, delivery.
+    let carrier: MailCarrier
+    /// Counters, events, logs and metrics.
+    let reporter: RelayReporter
+    /// Decides what each row read means; keeps every origin's numbering.
+    let receiver: InboundReceiver
+    /// Signs what this relay writes, when a key is set.
+    let signer: PayloadSigner?
+    /// How far this relay has read the file.
+    let cursor = RowCursor()
+    let state = Guarded(State())
+
+    struct State {
+        /// Set by ``run()``: from then on no type can be given host-wide positions.
+        var hasStarted = false
+        /// The number of this origin's last mail.
+        var lastNumber = 0
+    }
+
+    var logger: Logger { reporter.logger }
+    var registry: WireRegistry { carrier.registry }
+
+    /// A relay for `mailroom` on the database at `path`; nothing is opened until ``run()``.
+    ///
+    /// - Throws: `RelayConfigurationError.invalidDatabasePath(_:reason:)` for an empty path, or
+    ///   one too long for the wake-up sockets beside it (a Unix socket's path holds about 100
+    ///   bytes).
+    public init(
+        mailroom: Mailroom,
+        path: String,
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "AsyncMailSQLite")
+    ) throws(RelayConfigurationError) {
+        guard !path.isEmpty else { throw .invalidDatabasePath(path, reason: "it is empty") }
+        guard WakeUps.socketPath(beside: path, name: Self.socketName(origin: "")).utf8.count < 104 else {
+            throw .invalidDatabasePath(
+                path,
+                reason: "a wake-up socket beside it would need a path of over 103 bytes; use a shorter one"
+            )
+        }
+        self.mailroom = mailroom
+        self.path = path
+        self.configuration = configuration
+        self.origin = UUID().uuidString.lowercased()
+        self.signer = configuration.authenticationKey?.signer
+        var logger = logger
+        logger[metadataKey: "relay.database"] = "\(path)"
+        logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
+        let destination = String(path.split(separator: "/").last ?? Substring(path))
+        self.reporter = RelayReporter(
+            metrics: RelayMetrics(
+                factory: configuration.metricsFactory,
+                system: "asyncmail-sqlite",
+                destination: destination
+            ),
+            logger: logger
+        )
+        self.carrier = MailCarrier(
+            mailroom: mailroom,
+            registry: WireRegistry(),
+            queueLimit: configuration.outboundQueueLimit,
+            reporter: reporter,
+            mailLimit: configuration.maximumMailBytes,
+            postLimit: configuration.maximumPostBytes,
+            destination: destination,
+            system: "asyncmail-sqlite"
+        )
+        // The ledger's clock ticks once per check: an origin is forgotten after the retention
+        // of reading without mail from it.
+        let ticks = configuration.retention / max(configuration.checkInterval, .milliseconds(1))
+        self.receiver = InboundReceiver(
+            registry: carrier.registry,
+            signer: signer,
+            ownOrigin: origin,
+            followsSpillNotices: false,
+            forgetAfter: Int(min(max(ticks.rounded(.up), 1), 1e9))
+        )
+    }
+
+    /// Relays mail of type `M` under `name`, a wire name every process registers for the same
+    /// type: 1–100 characters of `A-Z a-z 0-9 . _ -`.
+    ///
+    /// Registering the same type under the same name again does nothing.
+    ///
+    /// - Throws: ``RelayConfigurationError`` when the name is invalid or registered to another
+    ///   type, or the type to another name.
+    public func register<M: Mail & Codable>(_ type: M.Type, as name: String) throws(RelayConfigurationError) {
+        try register(M.self, as: name, positions: .local)
+    }
+
+    /// Relays mail of type `M` under `name`, with the positions `positions` asks for.
+    ///
+    /// With ``Positions/hostWide`` every post of the type goes through the file first: the file
+    /// numbers it (per room, the order every subscriber shares), and every process, this one
+    /// too, delivers it as it reads the row, with that number as its position. So a position
+    /// given to a client by one process resumes in any other, with no gap and no duplicate,
+    /// within the retention; a process that starts fills the type's history from the file (the
+    /// mailroom's `retainHistory` limits, set before ``run()``); and rows the retention deleted
+    /// before a process read them are given to resuming clients as an exact count.
+    ///
+    /// What that costs: a post reaches local subscribers after a commit and a read (well under
+    /// a millisecond on a local disk), not at once. A post the relay cannot take while it runs
+    /// (its queue is full, the relay is shutting down, or the sender is not relayed) reaches
+    /// only the subscriptions without positions, and is reported as usual. Before ``run()`` and
+    /// after it returns, posts get positions of the mailroom's own.
+    ///
+    /// ```swift
+    /// await mailroom.retainHistory(ChatLine.self, count: 1_000)
+    /// try relay.register(ChatLine.self, as: "chat.line", positions: .hostWide)
+    /// ```
+    ///
+    /// - Throws: ``RelayConfigurationError`` as ``register(_:as:)`` does; and
+    ///   `RelayConfigurationError.Code.positionsUnavailable` once the relay runs, or for a type
+    ///   registered before with the other positions.
+    public func register<M: Mail & Codable>(
+        _ type: M.Type,
+        as name: String,
+        positions: Positions
+    ) throws(RelayConfigurationError) {
+        let hostWide = positions == .hostWide
+        if hostWide, state.withLock({ $0.hasStarted }) {
+            throw .positionsUnavailable(String(reflecting: M.self), reason: "register it before run()")
+        }
+        do { try registry.register(M.self, as: name, fleetWide: hostWide) } catch {
+            throw RelayConfigurationError(error)
+        }
+    }
+
+    /// Relays mail posted from senders of type `S` (such as a room id), under a wire name.
+    ///
+    /// Mail posted from a sender of an unregistered type, or from an object, stays local.
+    public func register<S: Hashable & Sendable & Codable>(
+        sender type: S.Type,
+        as name: String
+    ) throws(RelayConfigurationError) {
+        do { try registry.register(sender: S.self, as: name) } catch { throw RelayConfigurationError(error) }
+    }
+
+    /// What this relay has done so far.
+    public var counters: RelayCounters { reporter.counters }
+
+    /// The relay's events from now on, newest kept when the consumer falls 1,000 behind.
+    ///
+    /// Each call makes its own stream; it ends when the relay's ``run()`` returns or the stream
+    /// is dropped.
+    public func events() -> AsyncStream<RelayEvent> {
+        reporter.events()
+    }
+
+    /// Returns once everything posted to the mailroom before it has been committed to the file.
+    ///
+    /// `post` returns before its mail reaches the file, so a process that dies can lose what it
+    /// posted last. Call this where that matters, such as before acknowledging work to a client
+    /// or before exiting: once it returns, a `SIGKILL` loses none of that mail. While the file
+    /// cannot be written (another process holds its lock, the disk is full) it waits, and the
+    /// relay writes the same batch again.
+    ///
+    /// ```swift
+    /// await mailroom.post(OrderPlaced(id: 42))
+    /// try await relay.flush()  // the order is in the file
+    /// ```
+    ///
+    /// - Throws: `RelayError.notRelayed(mails:)` when mail posted since the previous flush was
+    ///   given up (each also reported as its `RelayEvent`); `RelayError.notRunning` when the
+    ///   relay is not running or stops first; `CancellationError` when the caller is cancelled.
+    public func flush() async throws {
+        try await carrier.flush()
+    }
+}
