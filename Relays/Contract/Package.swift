@@ -24,9 +24,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
+        // The mail both the tests and the peer post.
+        .target(name: "ContractMail", dependencies: [.product(name: "AsyncMail", package: root)]),
         .executableTarget(
             name: "ContractPeer",
             dependencies: [
+                "ContractMail",
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailPostgres", package: "postgres"),
                 .product(name: "AsyncMailSQLite", package: "sqlite"),
@@ -36,6 +39,7 @@ let package = Package(
         .testTarget(
             name: "RelayContractTests",
             dependencies: [
+                "ContractMail",
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailTesting", package: root),
                 .product(name: "AsyncMailRelay", package: "wire"),

@@ -11,16 +11,9 @@
 import AsyncMail
 import AsyncMailPostgres
 import AsyncMailSQLite
+import ContractMail
 import Foundation
 import Logging
-
-struct ChatLine: Mail, Codable {
-    let text: String
-}
-
-struct RoomID: Hashable, Sendable, Codable {
-    let name: String
-}
 
 /// Writes a line at once, unbuffered even into a pipe: the tests read each line as it comes.
 func say(_ line: String) {

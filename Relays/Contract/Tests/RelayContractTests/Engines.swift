@@ -2,18 +2,11 @@
 import AsyncMailPostgres
 import AsyncMailSQLite
 import AsyncMailTesting
+@_exported import ContractMail
 import Foundation
 import Logging
 import PostgresNIO
 import Testing
-
-struct ChatLine: Mail, Codable, Equatable {
-    let text: String
-}
-
-struct RoomID: Hashable, Sendable, Codable {
-    let name: String
-}
 
 /// Never registered: stays local.
 struct LocalNote: Mail, Codable {
