@@ -93,6 +93,7 @@ extension SQLiteRelay {
                     }
                     reading.cancelAll()
                 }
+                state.withLock { ($0.database, $0.wakeUps) = (nil, nil) }
                 await storage.close()
             }
         }
@@ -138,6 +139,7 @@ extension SQLiteRelay {
             cursor.start(after: newest, channelLast: counters.first { $0.stream.isEmpty }?.last ?? 0)
             try await fillHistories(through: newest, counters: counters, from: database)
             let wakeUps = try await WakeUps.open(beside: path, name: Self.socketName(origin: origin))
+            state.withLock { ($0.database, $0.wakeUps) = (database, wakeUps) }
             return Storage(database: database, wakeUps: wakeUps)
         } catch {
             await database.close()

@@ -66,6 +66,9 @@ public final class SQLiteRelay: MailRelay {
         var hasStarted = false
         /// The number of this origin's last mail.
         var lastNumber = 0
+        /// The file, while the relay runs: for the test-only hooks (`SQLiteRelay+Testing.swift`).
+        var database: RelayDatabase?
+        var wakeUps: WakeUps?
     }
 
     var logger: Logger { reporter.logger }

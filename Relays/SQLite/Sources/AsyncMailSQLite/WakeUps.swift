@@ -1,5 +1,4 @@
-import NIOCore
-import NIOPosix
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,12 +24,13 @@ package final class WakeUps: Sendable {
     package let path: String
     /// One element per wake-up, coalesced while nobody reads.
     package let arrivals: AsyncStream<Void>
-    private let channel: any Channel
+    /// The socket this process receives on, read by a thread of its own (``Listener``).
+    private let listener: Listener
     private let counts: Counts
     /// Wakes this process's own reader (``wakeHere()``).
     private let wake: AsyncStream<Void>.Continuation
-    /// The socket nudges are sent from, bound to `name.send` beside `name.sock`: a datagram from
-    /// an unbound socket has no source address, which SwiftNIO's receiving channel cannot read.
+    /// The socket nudges are sent from, bound to `name.send` beside `name.sock`, so a peer sees
+    /// where a nudge came from.
     private let sender: Int32
 
     /// What the sockets saw.
@@ -49,7 +49,7 @@ package final class WakeUps: Sendable {
         path: String,
         arrivals: AsyncStream<Void>,
         wake: AsyncStream<Void>.Continuation,
-        channel: any Channel,
+        listener: Listener,
         counts: Counts,
         sender: Int32
     ) {
@@ -57,7 +57,7 @@ package final class WakeUps: Sendable {
         self.path = path
         self.arrivals = arrivals
         self.wake = wake
-        self.channel = channel
+        self.listener = listener
         self.counts = counts
         self.sender = sender
     }
@@ -70,8 +70,7 @@ package final class WakeUps: Sendable {
     /// Binds this process's socket, `name.sock`, in the folder beside `database`.
     package static func open(
         beside database: String,
-        name: String,
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        name: String
     ) async throws -> WakeUps {
         let directory = database + ".wake"
         try OwnerOnlyFiles.directory(directory)
@@ -86,15 +85,7 @@ package final class WakeUps: Sendable {
         }
         let counts = Counts()
         let (arrivals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let channel = try await DatagramBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Receiver(continuation: continuation, counts: counts))
-                }
-            }
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
-            .get()
-        channel.closeFuture.whenComplete { _ in continuation.finish() }
+        let listener = try Listener.bind(path, counts: counts, continuation: continuation)
         let sendPath = directory + "/" + name + ".send"
         let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard sender >= 0,
@@ -108,7 +99,8 @@ package final class WakeUps: Sendable {
         else {
             let reason = String(cString: strerror(errno))
             if sender >= 0 { _ = SystemCalls.close(sender) }
-            try? await channel.close()
+            await listener.close()
+            unlink(path)
             throw RelayFileError(
                 .unavailable,
                 path: sendPath,
@@ -120,7 +112,7 @@ package final class WakeUps: Sendable {
             path: path,
             arrivals: arrivals,
             wake: continuation,
-            channel: channel,
+            listener: listener,
             counts: counts,
             sender: sender
         )
@@ -173,7 +165,7 @@ package final class WakeUps: Sendable {
 
     /// Unbinds this process's socket and removes its file.
     package func close() async {
-        try? await channel.close()
+        await listener.close()
         unlink(path)
         _ = SystemCalls.close(sender)
         unlink(String(path.dropLast(".sock".count)) + ".send")
@@ -181,10 +173,7 @@ package final class WakeUps: Sendable {
 
     /// Unbinds without removing the file: what a process killed with `SIGKILL` leaves. For tests.
     func closeLeavingFile() async throws {
-        let moved = path + ".closing"
-        rename(path, moved)  // NIO removes the file it bound when the channel closes
-        try await channel.close()
-        rename(moved, path)
+        await listener.close()
     }
 
     /// The sockets in `directory`: its `*.sock` entries.
@@ -201,26 +190,85 @@ package final class WakeUps: Sendable {
         return found
     }
 
-    /// Turns each one-byte datagram into a wake-up; counts any other.
-    private final class Receiver: ChannelInboundHandler, Sendable {
-        typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    /// This process's socket, read by a thread of its own that blocks in `recv`: each one-byte
+    /// datagram is a wake-up; any other is counted, never acted on.
+    ///
+    /// Not a SwiftNIO datagram channel: a datagram from an unbound socket has no source address,
+    /// which the channel cannot read, and it stopped reading for good on the first one; anyone
+    /// who could reach the socket could end this process's wake-ups. `recv` needs no address.
+    final class Listener: Sendable {
+        private let socket: Int32
+        private let closed = Atomic(false)
+        /// Set by the thread once it has closed the socket.
+        private let exited = Atomic(false)
+        private let path: String
 
-        let continuation: AsyncStream<Void>.Continuation
-        let counts: Counts
-
-        init(continuation: AsyncStream<Void>.Continuation, counts: Counts) {
-            self.continuation = continuation
-            self.counts = counts
+        private init(socket: Int32, path: String) {
+            self.socket = socket
+            self.path = path
         }
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            let envelope = Self.unwrapInboundIn(data)
-            guard envelope.data.readableBytes == 1 else {
-                counts.rejected.add(1, ordering: .relaxed)
-                return
+        static func bind(
+            _ path: String,
+            counts: Counts,
+            continuation: AsyncStream<Void>.Continuation
+        ) throws(RelayFileError) -> Listener {
+            let descriptor = SystemCalls.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            guard descriptor >= 0 else {
+                throw RelayFileError(.unavailable, path: path, reason: String(cString: strerror(errno)))
             }
-            counts.received.add(1, ordering: .relaxed)
-            continuation.yield()
+            unlink(path)  // a socket file left by a process that was killed
+            guard WakeUps.withAddress(path, { SystemCalls.bind(descriptor, $0, $1) }) == 0 else {
+                let reason = String(cString: strerror(errno))
+                _ = SystemCalls.close(descriptor)
+                throw RelayFileError(.unavailable, path: path, reason: "cannot bind the wake-up socket: \(reason)")
+            }
+            let listener = Listener(socket: descriptor, path: path)
+            let thread = Thread { listener.read(counts: counts, continuation: continuation) }
+            thread.name = "AsyncMail wake-ups"
+            thread.start()
+            return listener
+        }
+
+        private func read(counts: Counts, continuation: AsyncStream<Void>.Continuation) {
+            // Two bytes: a datagram of one is a wake-up, one of any other size (cut to two) is not.
+            var buffer: (UInt8, UInt8) = (0, 0)
+            while !closed.load(ordering: .acquiring) {
+                let received = withUnsafeMutableBytes(of: &buffer) { bytes in
+                    recv(socket, bytes.baseAddress, bytes.count, 0)
+                }
+                if received < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                if closed.load(ordering: .acquiring) { break }
+                if received == 1 {
+                    counts.received.add(1, ordering: .relaxed)
+                    continuation.yield()
+                } else {
+                    counts.rejected.add(1, ordering: .relaxed)
+                }
+            }
+            _ = SystemCalls.close(socket)
+            exited.store(true, ordering: .releasing)
+            continuation.finish()
+        }
+
+        /// Stops the thread, and returns once it has closed the socket: a datagram to its own
+        /// socket wakes it from `recv`.
+        func close() async {
+            if !closed.exchange(true, ordering: .acquiringAndReleasing) {
+                let waker = SystemCalls.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+                var byte: UInt8 = 0
+                let sent =
+                    waker < 0
+                    ? -1 : WakeUps.withAddress(path) { address, length in sendto(waker, &byte, 1, 0, address, length) }
+                if waker >= 0 { _ = SystemCalls.close(waker) }
+                // The socket's file removed under it: shutting the socket down ends `recv` too.
+                if sent < 0 { _ = shutdown(socket, Int32(SHUT_RDWR)) }
+            }
+            // Moments: the thread is woken at once. Not cancellable: the socket must be closed.
+            while !exited.load(ordering: .acquiring) { await Task.yield() }
         }
     }
 }
@@ -228,10 +276,16 @@ package final class WakeUps: Sendable {
 /// The C library's calls whose names a type's own methods shadow.
 private enum SystemCalls {
     #if canImport(Glibc)
+    static let socket = Glibc.socket
+    static let bind = Glibc.bind
     static let close = Glibc.close
     #elseif canImport(Musl)
+    static let socket = Musl.socket
+    static let bind = Musl.bind
     static let close = Musl.close
     #elseif canImport(Darwin)
+    static let socket = Darwin.socket
+    static let bind = Darwin.bind
     static let close = Darwin.close
     #endif
 }

@@ -1,0 +1,172 @@
+import AsyncMail
+import AsyncMailTesting
+import Foundation
+import Testing
+
+@testable import AsyncMailSQLite
+
+struct Line: Mail, Codable, Equatable {
+    let text: String
+}
+
+struct Room: Hashable, Sendable, Codable {
+    let name: String
+}
+
+/// A relay on `path` with the tests' registrations and short intervals.
+func makeRelay(_ mailroom: Mailroom, at path: String, hostWide: Bool = false) throws -> SQLiteRelay {
+    let relay = try SQLiteRelay(
+        mailroom: mailroom,
+        path: path,
+        configuration: .init(
+            checkInterval: .milliseconds(100),
+            busyTimeout: .seconds(2),
+            retryBackoff: .milliseconds(10) ... .milliseconds(200)
+        ),
+        logger: logger
+    )
+    try relay.register(Line.self, as: "line", positions: hostWide ? .hostWide : .local)
+    try relay.register(sender: Room.self, as: "room")
+    return relay
+}
+
+/// Runs `relay` until the returned task is cancelled; returns once it reads.
+func running(_ relay: SQLiteRelay) async throws -> Task<Void, any Error> {
+    let events = relay.events()
+    let task = Task { try await relay.run() }
+    try await withTimeout {
+        for await event in events where event.code == .listening { return }
+    }
+    return task
+}
+
+/// What the engine alone does, beside the contract every relay keeps (Relays/Contract): the file's
+/// faults, and what only a file can be sent.
+@Suite("SQLiteRelay: faults of the file")
+struct SQLiteRelayTests {
+    @Test("the file deleted under a running relay: run() throws replaced, instead of writing a file no one reads")
+    func deletedFileStopsTheRelay() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let relay = try makeRelay(Mailroom(), at: path)
+            let task = try await running(relay)
+            try FileManager.default.removeItem(atPath: path)
+            let outcome = try await withTimeout { await task.result }
+            guard case .failure(let error as RelayFileError) = outcome else {
+                Issue.record("run() ended with \(outcome)")
+                return
+            }
+            #expect(error.code == .replaced)
+            await #expect(throws: RelayError.notRunning) { try await relay.flush() }
+        }
+    }
+
+    @Test(
+        "the disk full: the write fails and is reported, flush() waits, and the same batch is written once, when room is back"
+    )
+    func fullDiskRetries() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let (here, there) = (Mailroom(), Mailroom())
+            let writer = try makeRelay(here, at: path)
+            let events = writer.events()
+            let writing = try await running(writer)
+            defer { writing.cancel() }
+            let reading = try await running(try makeRelay(there, at: path))
+            defer { reading.cancel() }
+            let heard = await there.subscribe(to: Line.self)
+            let database = try #require(writer.databaseForTesting)
+            try await database.capPages(8)
+            let large = String(repeating: "x", count: 4_000)
+            for number in 0..<50 { await here.post(Line(text: "\(number) \(large)")) }
+            let flushed = Task { try await writer.flush() }
+            try await withTimeout {
+                for await event in events where event.code == .publishFailed { return }
+            }
+            try await database.capPages(nil)
+            try await withTimeout { try await flushed.value }
+            let lines = try await heard.first(50).map { $0.text.prefix { $0 != " " } }
+            #expect(lines == (0..<50).map { Substring("\($0)") }, "each once, in order")
+            #expect(writer.counters.published == 50)
+            #expect(writer.counters.publishFailures >= 1)
+        }
+    }
+
+    @Test("rows the retention deleted: a client resuming in a new process is told exactly how many it missed")
+    func expiredRowsAreCounted() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let lobby = Room(name: "lobby")
+            let first = Mailroom()
+            await first.retainHistory(Line.self, count: 100)
+            let relay = try makeRelay(first, at: path, hostWide: true)
+            let task = try await running(relay)
+            let resumption = try await first.subscribe(to: Line.self, from: .only(lobby), after: nil)
+            for number in 0..<10 { await first.post(Line(text: "\(number)"), from: lobby) }
+            let heard = try await resumption.mail.first(10)
+            try await relay.flush()
+            _ = try await relay.databaseForTesting?.deleteExpired(before: Int64.max)
+            task.cancel()
+            _ = await task.result
+
+            let second = Mailroom()
+            await second.retainHistory(Line.self, count: 100)
+            let again = try await running(try makeRelay(second, at: path, hostWide: true))
+            defer { again.cancel() }
+            let resumed = try await second.subscribe(to: Line.self, from: .only(lobby), after: heard[2].position)
+            #expect(resumed.gap?.missed == 7, "3 to 9, deleted before this process read them")
+        }
+    }
+
+    @Test(
+        "a datagram of another size on a relay's socket is rejected, counted and reported; the socket still wakes the relay"
+    )
+    func foreignDatagram() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let relay = try makeRelay(Mailroom(), at: path)
+            let events = relay.events()
+            let task = try await running(relay)
+            defer { task.cancel() }
+            // One from a bound socket, one from an unbound one (no source address).
+            let sender = Process()
+            sender.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            sender.arguments = [
+                "python3", "-c",
+                """
+                import socket, sys
+                bound = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                bound.bind(sys.argv[2])
+                bound.sendto(b'not a nudge', sys.argv[1])
+                socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x', sys.argv[1])
+                """,
+                relay.socketPathForTesting, folder + "/stranger",
+            ]
+            try sender.run()
+            sender.waitUntilExit()
+            #expect(sender.terminationStatus == 0)
+            try await withTimeout {
+                for await event in events where event.code == .rejected {
+                    if relay.counters.rejected >= 1 { return }
+                }
+            }
+            // SwiftNIO drops the unbound one unread (no source address): it counts nowhere, and
+            // wakes nothing either.
+            #expect(relay.counters.rejected == 1)
+            // The socket still wakes the relay: another relay's row arrives.
+            let other = Mailroom()
+            let otherTask = try await running(try makeRelay(other, at: path))
+            defer { otherTask.cancel() }
+            let heard = await relay.mailroom.subscribe(to: Line.self)
+            await other.post(Line(text: "still awake"))
+            #expect(try await heard.first(1) == [Line(text: "still awake")])
+            #expect(try await withTimeout { await Self.received(relay) } >= 1, "by a wake-up")
+        }
+    }
+
+    /// How many wake-ups the relay's socket has taken, once it has taken one.
+    static func received(_ relay: SQLiteRelay) async -> Int {
+        while relay.wakeUpsReceivedForTesting == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+        return relay.wakeUpsReceivedForTesting
+    }
+}
