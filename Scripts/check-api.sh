@@ -26,6 +26,7 @@ products=(
     "ServiceLifecycle AsyncMailServiceLifecycle"
     "Observability AsyncMailObservability"
     "Relays/Postgres AsyncMailPostgres AsyncMailRelay"
+    "Relays/SQLite AsyncMailSQLite"
 )
 
 for entry in "${products[@]}"; do

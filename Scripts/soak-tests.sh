@@ -10,9 +10,10 @@
 #   lifecycle    swift test --package-path ServiceLifecycle
 #   observability  swift test --package-path Observability
 #   relay        swift test --package-path Relays/Postgres, against a real PostgreSQL
-#   sqlite       swift test --package-path Relays/SQLite (the embedded relay's layers, #45)
+#   sqlite       swift test --package-path Relays/SQLite (the embedded relay, #45)
+#   contract     swift test --package-path Relays/Contract (every relay engine's one suite; PostgreSQL as for relay)
 #   chat         the chat example's scenarios (Examples/ChatServer/Tests/chat_test.py), real WebSocket clients
-# and all seven when none is named. Each suite is built first, without the load; then the load starts
+# and all eight when none is named. Each suite is built first, without the load; then the load starts
 # (one busy loop per core, SOAK_BURNERS to change it) and the runs begin. It prints, per suite,
 #   <suite>: N passed, M failed (wall time)
 # followed by each failing test's name and how many runs it failed in; the log of every failed run
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 shift || true
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(root root-tsan lifecycle observability relay sqlite chat)
+[ ${#suites[@]} -gt 0 ] || suites=(root root-tsan lifecycle observability relay sqlite contract chat)
 run_limit=${SOAK_RUN_LIMIT:-900}
 burners=${SOAK_BURNERS:-$(nproc)}
 logs=.build-soak
@@ -39,7 +40,7 @@ mkdir -p "$logs"
 
 # RUNS is a count of at least one: 0 would soak nothing and report nothing.
 case "$runs" in '' | *[!0-9]* | 0*)
-    echo "usage: $0 [RUNS] [root|root-tsan|lifecycle|observability|relay|sqlite|chat ...]" >&2
+    echo "usage: $0 [RUNS] [root|root-tsan|lifecycle|observability|relay|sqlite|contract|chat ...]" >&2
     exit 2
     ;;
 esac
@@ -54,6 +55,7 @@ command_for() {
     observability) echo "swift test --skip-build --package-path Observability" ;;
     relay) echo "swift test --skip-build --package-path Relays/Postgres --disable-xctest" ;;
     sqlite) echo "swift test --skip-build --package-path Relays/SQLite --disable-xctest" ;;
+    contract) echo "swift test --skip-build --package-path Relays/Contract --scratch-path Relays/Postgres/.build --disable-xctest" ;;
     chat) echo "env CHAT_LOG_LEVEL=warning python3 Examples/ChatServer/Tests/chat_test.py $(chat_binary)" ;;
     *)
         echo "unknown suite: $1" >&2
@@ -70,6 +72,7 @@ build() {
     observability) swift build --build-tests --package-path Observability ;;
     relay) swift build --build-tests --package-path Relays/Postgres ;;
     sqlite) swift build --build-tests --package-path Relays/SQLite ;;
+    contract) swift build --build-tests --package-path Relays/Contract --scratch-path Relays/Postgres/.build ;;
     chat)
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'websockets>=14'
         swift build --package-path Examples/ChatServer --product ChatServer "${chat_scratch[@]}"

@@ -44,7 +44,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "SQLiteBench",
-            dependencies: ["AsyncMailSQLite", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AsyncMailSQLite",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "AsyncMailSQLiteTests",

@@ -4,11 +4,11 @@ import CoreMetrics
 extension SQLiteRelay {
     /// How a relay uses its database file, and what it keeps.
     public struct Configuration: Sendable {
-        /// How long a row is kept: a process that comes back within it catches up on everything
-        /// it missed, a client that comes back within it resumes with nothing lost. Rows older
-        /// than that are deleted, and a reader that had not read them reports exactly how many
-        /// mails it missed (`RelayEvent.expired(mails:)`). Also how long an origin's numbering
-        /// is remembered without mail from it.
+        /// How long a row is kept: a client that comes back within it (with a host-wide
+        /// position) resumes with nothing lost. Rows older than that are deleted, about once a
+        /// minute, and a reader that had not read them reports exactly how many mails it missed
+        /// (`RelayEvent.expired(mails:)`). Also how long an origin's numbering is remembered
+        /// without mail from it.
         public var retention: Duration
         /// The largest encoded mail the relay carries; larger ones are reported as
         /// `RelayEvent.oversize(type:bytes:)` and stay local.

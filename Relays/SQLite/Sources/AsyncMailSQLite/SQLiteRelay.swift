@@ -17,9 +17,11 @@ import ServiceLifecycle
 /// - Order: every process sees the file's mail in one order, the order rows were committed; each
 ///   origin's mail in the order it was posted. A `post(contentsOf:)` batch arrives as one batch.
 /// - Nothing lost: every post is a row, and each reader reads every row past its cursor, so a
-///   process that was stopped catches up on what it missed within
-///   ``Configuration/retention``; what the retention deleted before it read it is reported with
-///   its exact count (`RelayEvent.expired(mails:)`).
+///   reader whose reads failed for a while (the disk, a lock) catches up from its last row; what
+///   the retention deleted before it read it is reported with its exact count
+///   (`RelayEvent.expired(mails:)`). A relay that starts hears what is posted from then on; a
+///   client that comes back with a position of a type with ``Positions/hostWide`` positions
+///   resumes in any process, from the file.
 /// - Wake-ups, not polling: a writer nudges every other process through a Unix datagram socket
 ///   beside the file after each commit, so a reader reads new rows at once; a check every
 ///   ``Configuration/checkInterval`` finds rows whose wake-up was lost.

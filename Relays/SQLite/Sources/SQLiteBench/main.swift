@@ -6,6 +6,11 @@
 //     everything, against the baseline of the same batched inserts with nobody reading.
 //
 //   swift run -c release --package-path Relays/SQLite SQLiteBench [ROWS]     default 5,000
+//
+// `SQLiteBench relay [MAILS]` measures the relay itself the same way, mailroom to mailroom: a
+// process posts 100-byte mails (at 1,000 a second, then in batches of 100 as fast as they go)
+// and a second process's subscription receives them, against the same plain batched inserts.
+import AsyncMail
 import AsyncMailSQLite
 import Foundation
 import Logging
@@ -90,9 +95,130 @@ func readLine(from handle: FileHandle) -> String? {
     }
 }
 
+/// The relay bench's mail: its text is when it was posted, padded to `payloadBytes`.
+struct BenchMail: Mail, Codable {
+    let text: String
+}
+
+/// A relay on `path` carrying `BenchMail`.
+func benchRelay(_ mailroom: Mailroom, path: String) throws -> SQLiteRelay {
+    // A queue that holds the whole throughput run: the bench measures writing and reading,
+    // not the bound (past it, posts are refused and reported, and the reader would wait for ever).
+    let relay = try SQLiteRelay(
+        mailroom: mailroom,
+        path: path,
+        configuration: .init(outboundQueueLimit: 1_000_000),
+        logger: logger
+    )
+    try relay.register(BenchMail.self, as: "bench")
+    return relay
+}
+
+/// Runs `relay` in a task, and returns once it reads.
+func run(_ relay: SQLiteRelay) async -> Task<Void, any Error> {
+    let events = relay.events()
+    let task = Task { try await relay.run() }
+    for await event in events where event.code == .listening { break }
+    return task
+}
+
+/// The relay's reader: receives `count` mails in its mailroom, then prints their latencies.
+func readRelayed(path: String, count: Int) async throws {
+    let mailroom = Mailroom()
+    let mails = await mailroom.subscribe(to: BenchMail.self)
+    let task = await run(try benchRelay(mailroom, path: path))
+    say("ready")
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    for await mail in mails {
+        let now = monotonicNanoseconds()
+        if let stamp = mail.text.split(separator: "|").first.flatMap({ UInt64($0) }) {
+            latencies.append(Double(now &- stamp) / 1_000_000)
+        }
+        if latencies.count >= count { break }
+    }
+    latencies.sort()
+    say(String(format: "%.3f %.3f %.3f", percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.last ?? 0))
+    task.cancel()
+    _ = await task.result
+}
+
+/// Runs this program as the relay's reader of `count` mails; returns it once it reads.
+func startRelayReader(path: String, count: Int) throws -> (Process, FileHandle) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["relay-read", path, String(count)]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    _ = readLine(from: output.fileHandleForReading)  // "ready"
+    return (process, output.fileHandleForReading)
+}
+
+func perSecond(_ count: Int, _ duration: Duration) -> Int {
+    Int(Double(count) / (Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)))
+}
+
+/// The relay, mailroom to mailroom between two processes, against plain batched inserts.
+func benchRelay(mails: Int) async throws {
+    let folder = NSTemporaryDirectory() + "sqlitebench-relay-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let path = folder + "/relay.sqlite"
+    let mailroom = Mailroom()
+    let relay = try benchRelay(mailroom, path: path)
+    let task = await run(relay)
+    let clock = ContinuousClock()
+
+    // Latency: one mail a post, 1,000 a second.
+    var (reader, output) = try startRelayReader(path: path, count: mails)
+    let start = clock.now
+    for index in 0..<mails {
+        await mailroom.post(BenchMail(text: payload()))
+        try await clock.sleep(until: start + .milliseconds(index + 1))
+    }
+    let latency = readLine(from: output) ?? "?"
+    reader.waitUntilExit()
+
+    // Throughput: posts of 100 mails as fast as they go, until the other process has them all.
+    let throughputMails = mails * 10
+    (reader, output) = try startRelayReader(path: path, count: throughputMails)
+    let relayed = try await clock.measure {
+        for _ in 0..<(throughputMails / 100) {
+            await mailroom.post(contentsOf: (0..<100).map { _ in BenchMail(text: payload()) })
+        }
+        try await relay.flush()
+        _ = readLine(from: output)
+        reader.waitUntilExit()
+    }
+    task.cancel()
+    _ = await task.result
+    // Baseline: the same mails as plain batched inserts of 100 rows, nobody reading, same run.
+    let database = try await RelayDatabase.open(path: folder + "/plain.sqlite", logger: logger)
+    let inserted = try await clock.measure {
+        for _ in 0..<(throughputMails / 100) { _ = try await database.append((0..<100).map { _ in payload() }, at: 0) }
+    }
+    await database.close()
+    print(
+        "relay: \(mails) mails at 1,000/s, then \(throughputMails) in posts of 100; cores: \(ProcessInfo.processInfo.activeProcessorCount)"
+    )
+    print("latency ms (p50 p99 max), post to delivery in another process: \(latency)")
+    print(
+        "throughput: relayed \(perSecond(throughputMails, relayed)) mails/s, plain inserts \(perSecond(throughputMails, inserted)) rows/s, ratio \(String(format: "%.2f", inserted / relayed))x"
+    )
+}
+
 let arguments = CommandLine.arguments
 if arguments.count == 5, arguments[1] == "read" {
     try await read(path: arguments[2], count: Int(arguments[3])!, after: Int64(arguments[4])!)
+    exit(0)
+}
+if arguments.count == 4, arguments[1] == "relay-read" {
+    try await readRelayed(path: arguments[2], count: Int(arguments[3])!)
+    exit(0)
+}
+if arguments.count >= 2, arguments[1] == "relay" {
+    try await benchRelay(mails: arguments.count > 2 ? Int(arguments[2]) ?? 5_000 : 5_000)
     exit(0)
 }
 
