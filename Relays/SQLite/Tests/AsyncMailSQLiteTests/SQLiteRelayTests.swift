@@ -9,6 +9,11 @@ struct Line: Mail, Codable, Equatable {
     let text: String
 }
 
+/// Registered by no relay before it runs.
+struct Note: Mail, Codable {
+    let text: String
+}
+
 struct Room: Hashable, Sendable, Codable {
     let name: String
 }
@@ -44,6 +49,30 @@ func running(_ relay: SQLiteRelay) async throws -> Task<Void, any Error> {
 /// faults, and what only a file can be sent.
 @Suite("SQLiteRelay: faults of the file")
 struct SQLiteRelayTests {
+    @Test("a path it cannot use, and host-wide positions asked once it runs, are refused with the reason")
+    func refusedConfiguration() async throws {
+        #expect(throws: RelayConfigurationError.invalidDatabasePath("", reason: "it is empty")) {
+            try SQLiteRelay(mailroom: Mailroom(), path: "")
+        }
+        do {
+            _ = try SQLiteRelay(mailroom: Mailroom(), path: "/tmp/" + String(repeating: "d", count: 120))
+            Issue.record("a path too long for its wake-up socket was taken")
+        } catch {
+            #expect(error.code == .invalidDatabasePath)
+        }
+        try await withTemporaryFolder { folder in
+            let relay = try makeRelay(Mailroom(), at: folder + "/relay.sqlite")
+            let task = try await running(relay)
+            defer { task.cancel() }
+            do {
+                try relay.register(Note.self, as: "note", positions: .hostWide)
+                Issue.record("host-wide positions given once the relay runs")
+            } catch let error as RelayConfigurationError {
+                #expect(error.code == .positionsUnavailable && error.reason == "register it before run()")
+            }
+        }
+    }
+
     @Test("the file deleted under a running relay: run() throws replaced, instead of writing a file no one reads")
     func deletedFileStopsTheRelay() async throws {
         try await withTemporaryFolder { folder in
