@@ -1,4 +1,5 @@
 @_spi(AsyncMailInternal) import AsyncMail
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import Logging
 import PostgresNIO
 
@@ -62,16 +63,7 @@ extension PostgresRelay {
     /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
     /// the upper, with jitter so that a fleet does not reconnect in step. False when cancelled.
     func backoff(attempt: Int) async -> Bool {
-        let bounds = configuration.reconnectBackoff
-        let exponential = bounds.lowerBound * Double(1 << min(attempt, 16))
-        let capped = min(exponential, bounds.upperBound)
-        let delay = capped * Double.random(in: 0.5...1.0)
-        do {
-            try await Task.sleep(for: delay)
-            return true
-        } catch {
-            return false
-        }
+        await AsyncMailRelay.backoff(attempt: attempt, within: configuration.reconnectBackoff)
     }
 
     /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes

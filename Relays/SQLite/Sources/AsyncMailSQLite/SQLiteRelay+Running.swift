@@ -324,14 +324,7 @@ extension SQLiteRelay {
     /// Waits before attempt `attempt`: doubling from the backoff's lower bound to its upper,
     /// with jitter. False when cancelled.
     private func backoff(attempt: Int) async -> Bool {
-        let bounds = configuration.retryBackoff
-        let capped = min(bounds.lowerBound * Double(1 << min(attempt, 16)), bounds.upperBound)
-        do {
-            try await Task.sleep(for: capped * Double.random(in: 0.5...1.0))
-            return true
-        } catch {
-            return false
-        }
+        await AsyncMailRelay.backoff(attempt: attempt, within: configuration.retryBackoff)
     }
 
     /// Now, in milliseconds since 1970: the file's clock, which every process on the host shares.
