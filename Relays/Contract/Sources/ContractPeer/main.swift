@@ -7,6 +7,8 @@
 // `listen COUNT` prints each lobby line it hears, and exits after COUNT.
 // `resume COUNT [POSITION]` subscribes to the lobby with shared positions after POSITION (from
 // the start when absent), prints "POSITION TEXT" for each line, and exits after COUNT.
+// `present` tracks "peer" in the lobby's presence, prints "tracked" and waits to be killed; its
+// relay beats every RELAY_HEARTBEAT_MS and has an expiry of RELAY_EXPIRY_MS.
 // Each prints "listening" once its relay reads.
 import AsyncMail
 import AsyncMailPostgres
@@ -26,6 +28,8 @@ let count = arguments.dropFirst().first.flatMap(Int.init) ?? 3
 let environment = ProcessInfo.processInfo.environment
 let place = environment["RELAY_PLACE"] ?? "contract_peer"
 let shared = role == "resume"
+let heartbeat = Duration.milliseconds(environment["RELAY_HEARTBEAT_MS"].flatMap(Int.init) ?? 1_000)
+let presence = environment["RELAY_EXPIRY_MS"].flatMap(Int.init).map { RelayPresence(expiry: .milliseconds($0)) }
 
 let mailroom = Mailroom()
 await mailroom.retainHistory(ChatLine.self, count: 10_000)
@@ -34,12 +38,16 @@ if environment["RELAY_ENGINE"] == "postgres" {
     let postgres = try PostgresRelay(
         mailroom: mailroom,
         connection: try PostgresRelay.connectionFromEnvironment(),
-        configuration: .init(channel: try RelayChannel(place))
+        configuration: .init(channel: try RelayChannel(place), heartbeatInterval: heartbeat, presence: presence)
     )
     try postgres.register(ChatLine.self, as: "chat.line", positions: shared ? .fleetWide : .local)
     relay = postgres
 } else {
-    let sqlite = try SQLiteRelay(mailroom: mailroom, path: place)
+    let sqlite = try SQLiteRelay(
+        mailroom: mailroom,
+        path: place,
+        configuration: .init(presence: presence, heartbeatInterval: heartbeat)
+    )
     try sqlite.register(ChatLine.self, as: "chat.line", positions: shared ? .hostWide : .local)
     relay = sqlite
 }
@@ -57,6 +65,10 @@ case "talk":
     }
     try await relay.flush()  // every line is stored: a SIGKILL from here on loses none
     say("flushed")
+    while true { try await Task.sleep(for: .seconds(60)) }
+case "present":
+    try relay.track("peer", in: "lobby", meta: ["pid": "\(ProcessInfo.processInfo.processIdentifier)"])
+    say("tracked")
     while true { try await Task.sleep(for: .seconds(60)) }
 case "resume":
     let after = try arguments.dropFirst(2).first.map { try MailPosition(parsing: $0) }

@@ -77,13 +77,19 @@ enum Peer {
         }
     }
 
-    /// Starts ContractPeer with `arguments` at `place`; returns it with the lines it prints.
-    static func launch(_ arguments: [String], at place: Place) throws -> (Process, AsyncStream<String>) {
+    /// Starts ContractPeer with `arguments` at `place`, with `environment` added; returns it with
+    /// the lines it prints.
+    static func launch(
+        _ arguments: [String],
+        at place: Place,
+        adding environment: [String: String] = [:]
+    ) throws -> (Process, AsyncStream<String>) {
         #expect(FileManager.default.isExecutableFile(atPath: path), "build ContractPeer first: swift build")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(place.environment) { _, new in new }
+            .merging(environment) { _, new in new }
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

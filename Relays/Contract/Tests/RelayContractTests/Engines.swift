@@ -22,6 +22,8 @@ struct Settings: Sendable {
     /// Register `ChatLine` with the engine's shared positions (fleet-wide, host-wide).
     var sharedPositions = false
     var retention: Duration = .seconds(24 * 3600)
+    var presence: RelayPresence?
+    var heartbeat: Duration = .milliseconds(200)
 }
 
 /// One engine the contract runs against: how to make a place relays meet (a PostgreSQL channel,
@@ -58,7 +60,9 @@ struct Engine: Sendable, CustomTestStringConvertible {
                 retention: settings.retention,
                 checkInterval: .milliseconds(200),
                 retryBackoff: .milliseconds(20) ... .milliseconds(500),
-                authenticationKey: settings.key
+                authenticationKey: settings.key,
+                presence: settings.presence,
+                heartbeatInterval: settings.heartbeat
             ),
             logger: logger
         )
@@ -80,9 +84,10 @@ struct Engine: Sendable, CustomTestStringConvertible {
             configuration: .init(
                 channel: try RelayChannel(place.name),
                 mode: .durable(retention: settings.retention),
-                heartbeatInterval: .milliseconds(200),
+                heartbeatInterval: settings.heartbeat,
                 reconnectBackoff: .milliseconds(20) ... .milliseconds(500),
-                authenticationKey: settings.key
+                authenticationKey: settings.key,
+                presence: settings.presence
             ),
             logger: logger
         )

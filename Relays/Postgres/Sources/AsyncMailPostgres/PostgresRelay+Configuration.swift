@@ -1,3 +1,4 @@
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import CoreMetrics
 
 extension PostgresRelay {
@@ -97,18 +98,9 @@ extension PostgresRelay {
             }
         }
 
-        /// Presence's settings, checked: an expiry of five heartbeats or more (so that a live
-        /// instance must miss three in a row to be taken for dead), a limit of 1 or more.
+        /// Presence's settings, checked against the heartbeat.
         func validatedPresence() throws(RelayConfigurationError) {
-            guard let presence else { return }
-            guard presence.expiry >= heartbeatInterval * 5 else {
-                throw .presenceUnavailable(
-                    reason: "an expiry of \(presence.expiry) is under five heartbeats of \(heartbeatInterval)"
-                )
-            }
-            guard presence.maximumEntries >= 1 else {
-                throw .presenceUnavailable(reason: "maximumEntries of \(presence.maximumEntries); use 1 or more")
-            }
+            try presence?.validated(heartbeat: heartbeatInterval)
         }
 
         /// The table name, checked to be a plain lower-case SQL identifier.

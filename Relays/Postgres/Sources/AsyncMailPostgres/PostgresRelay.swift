@@ -76,8 +76,9 @@ public final class PostgresRelay: MailRelay {
     /// The mode's half of the relay: its SQL, its numbering and its state.
     let mode: RelayMode
     let state = Guarded(State())
-    /// Who is in each topic, this instance's entries and the others' (``Configuration/presence``).
-    let presence: PresenceReplica
+    /// Who is in each topic, this instance's entries and the others' (``Configuration/presence``),
+    /// and the loop that keeps it.
+    let presence: PresenceKeeper
     let presenceTable: PresenceTable
 
     struct State {
@@ -136,7 +137,14 @@ public final class PostgresRelay: MailRelay {
         connection.options.additionalStartupParameters.append(("application_name", applicationName))
         self.connectionConfiguration = connection
         self.table = RelayTable(name: tableName, channel: configuration.channel.name, logger: logger)
-        self.presence = PresenceReplica(origin: origin, limit: configuration.presence?.maximumEntries ?? 0)
+        self.presence = PresenceKeeper(
+            settings: configuration.presence,
+            heartbeat: configuration.heartbeatInterval,
+            scope: configuration.channel.name,
+            origin: origin,
+            signer: signer,
+            reporter: reporter
+        )
         self.presenceTable = PresenceTable(channel: configuration.channel.name, instance: origin, logger: logger)
         switch configuration.mode {
         case .durable: self.mode = .durable(DurableMode(table: table))

@@ -70,20 +70,12 @@ struct PresenceTable: Sendable {
         }
     }
 
-    /// One row to write: where, what, and its signature.
-    struct Write: Sendable {
-        let topic: String
-        let key: String
-        let meta: String
-        let signature: String
-    }
-
     /// Beats, then writes this instance's rows and notifies each topic that changed, in one
     /// statement. With `whole`, `writes` are all of this instance's rows and every other row of
     /// it is deleted; otherwise `removals` are deleted. True when the instance's row was missing:
     /// another instance found it dead and removed its rows, which must all be written again.
     func write(
-        _ writes: [Write],
+        _ writes: [PresenceWrite],
         removing removals: [PresenceReplica.Slot],
         whole: Bool,
         on connection: PostgresConnection

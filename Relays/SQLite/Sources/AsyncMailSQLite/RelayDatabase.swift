@@ -89,6 +89,9 @@ package final class RelayDatabase: Sendable {
         }
     }
 
+    /// The relay's table, unless a test names another; the presence tables' names start with it.
+    package static let table = "asyncmail_relay"
+
     package let path: String
     package let table: String
     private let writer: SQLiteConnection
@@ -139,7 +142,7 @@ package final class RelayDatabase: Sendable {
     ///   before it fails with `SQLITE_BUSY` (a process stopped while it held one, say).
     package static func open(
         path: String,
-        table: String = "asyncmail_relay",
+        table: String = RelayDatabase.table,
         busyTimeout: Duration = .seconds(5),
         logger: Logger
     ) async throws -> RelayDatabase {
@@ -154,12 +157,7 @@ package final class RelayDatabase: Sendable {
         }
         let database = RelayDatabase(path: path, table: table, busyTimeout: busyTimeout, writer: writer, reader: reader)
         do {
-            let milliseconds =
-                busyTimeout.components.seconds * 1_000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
-            for connection in [writer, reader] {
-                // Replaces sqlite-nio's busy handler, which retries at once and for ever.
-                _ = try await connection.query("PRAGMA busy_timeout = \(milliseconds)")
-            }
+            for connection in [writer, reader] { try await connection.setBusyTimeout(busyTimeout) }
             // WAL: readers never block the writer, and a commit is one append. NORMAL is durable
             // against a process that dies (what `flush()` promises), not against power loss.
             _ = try await writer.query("PRAGMA journal_mode = WAL")
@@ -194,13 +192,8 @@ package final class RelayDatabase: Sendable {
                 """
             )
             _ = try await writer.query("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
-            // From here on no statement waits for a lock on a thread: a write takes the lock with
-            // `BEGIN IMMEDIATE` and, when another connection holds it, waits without a thread
-            // (``writing(_:)``). A statement blocked in SQLite's busy handler holds one of
-            // sqlite-nio's few pool threads, and the transaction that holds the lock may need
-            // that thread for its next statement: every writer of the process would wait out the
-            // whole timeout.
-            for connection in [writer, reader] { _ = try await connection.query("PRAGMA busy_timeout = 0") }
+            // From here on no statement waits for a lock on a thread (``writing(_:)`` says why).
+            for connection in [writer, reader] { try await connection.setBusyTimeout(.zero) }
         } catch {
             await database.close()
             throw error
@@ -277,33 +270,10 @@ package final class RelayDatabase: Sendable {
         return try await writing { try await numberAndInsert(rows, origin: origin, at: milliseconds) }
     }
 
-    /// Runs `body` in a write transaction on the writer's connection: takes the write lock with
-    /// `BEGIN IMMEDIATE`, waiting (without a thread) while another connection holds it, up to the
-    /// busy timeout; commits, or rolls back when `body` throws.
-    ///
-    /// - Throws: `SQLiteError` `busy` once the timeout passed: another process held the lock
-    ///   that long (one stopped while writing, say).
+    /// Runs `body` in a write transaction on the writer's connection (see
+    /// `SQLiteConnection.writing(within:_:)`).
     private func writing<Result>(_ body: () async throws -> Result) async throws -> Result {
-        let deadline = ContinuousClock.now + busyTimeout
-        var pause = Duration.microseconds(100)
-        while true {
-            do {
-                _ = try await writer.query("BEGIN IMMEDIATE")
-                break
-            } catch let error as SQLiteError where error.reason == .busy {
-                guard ContinuousClock.now + pause < deadline else { throw error }
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(10))
-            }
-        }
-        do {
-            let result = try await body()
-            _ = try await writer.query("COMMIT")
-            return result
-        } catch {
-            _ = try? await writer.query("ROLLBACK")
-            throw error
-        }
+        try await writer.writing(within: busyTimeout, body)
     }
 
     private func numberAndInsert(_ rows: [NewRow], origin: String, at milliseconds: Int64) async throws -> Int {

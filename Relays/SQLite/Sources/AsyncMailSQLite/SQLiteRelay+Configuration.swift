@@ -40,9 +40,17 @@ extension SQLiteRelay {
         /// the first metric is recorded. The metrics are the PostgreSQL relay's, with
         /// `messaging.system` `asyncmail-sqlite` and the file's name as the destination.
         public var metricsFactory: (any MetricsFactory)?
+        /// Presence across the processes (``SQLiteRelay/track(_:in:meta:)``), or `nil` (the
+        /// default) for none: with it set, the relay opens one more connection to the file, for
+        /// presence.
+        public var presence: Presence?
+        /// How often a relay with ``presence`` writes its heartbeat and removes processes whose
+        /// heartbeats stopped; the presence expiry is at least five of these.
+        public var heartbeatInterval: Duration
 
         /// A configuration with defaults: a day's retention, 1 MiB mails, 16 MiB posts, 10,000
-        /// posts queued, a check every second, a 5 s busy timeout.
+        /// posts queued, a check every second, a 5 s busy timeout, no presence, a heartbeat
+        /// every second.
         public init(
             retention: Duration = .seconds(24 * 3600),
             maximumMailBytes: Int = 1 << 20,
@@ -52,7 +60,9 @@ extension SQLiteRelay {
             busyTimeout: Duration = .seconds(5),
             retryBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
             authenticationKey: RelayKey? = nil,
-            metricsFactory: (any MetricsFactory)? = nil
+            metricsFactory: (any MetricsFactory)? = nil,
+            presence: Presence? = nil,
+            heartbeatInterval: Duration = .seconds(1)
         ) {
             self.retention = retention
             self.maximumMailBytes = maximumMailBytes
@@ -63,6 +73,8 @@ extension SQLiteRelay {
             self.retryBackoff = retryBackoff
             self.authenticationKey = authenticationKey
             self.metricsFactory = metricsFactory
+            self.presence = presence
+            self.heartbeatInterval = heartbeatInterval
         }
     }
 

@@ -42,6 +42,7 @@ extension SQLiteRelay {
             carrier.queue.close()
             carrier.queue.abandon()
             postsContinuation.finish()
+            presence.end()  // also when opening failed; a clean stop has removed its entries first
             reporter.finish()
         }
         // The first of a graceful shutdown, a cancellation, or the reader's giving up.
@@ -70,6 +71,9 @@ extension SQLiteRelay {
                     return
                 }
                 await withTaskGroup(of: Void.self) { reading in
+                    if let tables = storage.presence {
+                        reading.addTask { await self.keepPresence(tables, storage.wakeUps) }
+                    }
                     reading.addTask {
                         do {
                             try await self.read(storage)
@@ -93,6 +97,7 @@ extension SQLiteRelay {
                     }
                     reading.cancelAll()
                 }
+                if let tables = storage.presence { await leavePresence(tables) }
                 state.withLock { ($0.database, $0.wakeUps) = (nil, nil) }
                 await storage.close()
             }
@@ -104,8 +109,11 @@ extension SQLiteRelay {
     struct Storage: Sendable {
         let database: RelayDatabase
         let wakeUps: WakeUps
+        /// With ``Configuration/presence``: the presence tables, on a connection of their own.
+        let presence: PresenceTables?
 
         func close() async {
+            await presence?.close()
             await wakeUps.close()
             await database.close()
         }
@@ -139,8 +147,24 @@ extension SQLiteRelay {
             cursor.start(after: newest, channelLast: counters.first { $0.stream.isEmpty }?.last ?? 0)
             try await fillHistories(through: newest, counters: counters, from: database)
             let wakeUps = try await WakeUps.open(beside: path, name: Self.socketName(origin: origin))
+            var presence: PresenceTables?
+            if configuration.presence != nil {
+                do {
+                    presence = try await PresenceTables.open(
+                        path: path,
+                        table: database.table,
+                        instance: origin,
+                        busyTimeout: configuration.busyTimeout,
+                        wakeUps: wakeUps,
+                        logger: logger
+                    )
+                } catch {
+                    await wakeUps.close()
+                    throw error
+                }
+            }
             state.withLock { ($0.database, $0.wakeUps) = (database, wakeUps) }
-            return Storage(database: database, wakeUps: wakeUps)
+            return Storage(database: database, wakeUps: wakeUps, presence: presence)
         } catch {
             await database.close()
             if error is RelayFileError { throw error }
@@ -323,7 +347,7 @@ extension SQLiteRelay {
 
     /// Waits before attempt `attempt`: doubling from the backoff's lower bound to its upper,
     /// with jitter. False when cancelled.
-    private func backoff(attempt: Int) async -> Bool {
+    func backoff(attempt: Int) async -> Bool {
         await AsyncMailRelay.backoff(attempt: attempt, within: configuration.retryBackoff)
     }
 

@@ -61,6 +61,9 @@ public final class SQLiteRelay: MailRelay {
     let signer: PayloadSigner?
     /// How far this relay has read the file.
     let cursor = RowCursor()
+    /// Who is in each topic, this process's entries and the others' (``Configuration/presence``),
+    /// and the loop that keeps it.
+    let presence: PresenceKeeper
     let state = Guarded(State())
 
     struct State {
@@ -80,7 +83,8 @@ public final class SQLiteRelay: MailRelay {
     ///
     /// - Throws: `RelayConfigurationError.invalidDatabasePath(_:reason:)` for an empty path, or
     ///   one too long for the wake-up sockets beside it (a Unix socket's path holds about 100
-    ///   bytes).
+    ///   bytes); `RelayConfigurationError.presenceUnavailable(reason:)` for a presence expiry
+    ///   under five heartbeats, or a `maximumEntries` under 1.
     public init(
         mailroom: Mailroom,
         path: String,
@@ -94,6 +98,7 @@ public final class SQLiteRelay: MailRelay {
                 reason: "a wake-up socket beside it would need a path of over 103 bytes; use a shorter one"
             )
         }
+        try configuration.presence?.validated(heartbeat: configuration.heartbeatInterval)
         self.mailroom = mailroom
         self.path = path
         self.configuration = configuration
@@ -120,6 +125,14 @@ public final class SQLiteRelay: MailRelay {
             postLimit: configuration.maximumPostBytes,
             destination: destination,
             system: "asyncmail-sqlite"
+        )
+        self.presence = PresenceKeeper(
+            settings: configuration.presence,
+            heartbeat: configuration.heartbeatInterval,
+            scope: RelayDatabase.table,
+            origin: origin,
+            signer: signer,
+            reporter: reporter
         )
         // The ledger's clock ticks once per check: an origin is forgotten after the retention
         // of reading without mail from it.

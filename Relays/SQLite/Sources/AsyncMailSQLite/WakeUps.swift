@@ -14,16 +14,19 @@ import Darwin
 /// socket there after its commit. So a reader learns of new rows at once, not at its next check
 /// (the database's `data_version`, which stays as the safety net for a lost wake-up).
 ///
-/// A datagram carries nothing but "look again": a reader that gets one reads the table, which is
-/// what it trusts. One of any other size is not what a relay sends: counted, never acted on. A
+/// A datagram carries nothing but "look again" (one byte: 2 for presence, 1 for rows): a reader
+/// that gets one reads the table, which is what it trusts. One of any other size is not what a
+/// relay sends: counted, never acted on. A
 /// socket whose process has gone (a refused send) is removed by the next writer.
 package final class WakeUps: Sendable {
     /// The folder of sockets: the database's path and `.wake`.
     package let directory: String
     /// This process's socket in it.
     package let path: String
-    /// One element per wake-up, coalesced while nobody reads.
+    /// One element per wake-up for new rows, coalesced while nobody reads.
     package let arrivals: AsyncStream<Void>
+    /// One element per wake-up for presence, coalesced while nobody reads.
+    package let presenceArrivals: AsyncStream<Void>
     /// The socket this process receives on, read by a thread of its own (``Listener``).
     private let listener: Listener
     private let counts: Counts
@@ -44,10 +47,19 @@ package final class WakeUps: Sendable {
     package var rejected: Int { counts.rejected.load(ordering: .relaxed) }
     package var staleRemoved: Int { counts.staleRemoved.load(ordering: .relaxed) }
 
+    /// What a nudge asks the other processes to look at.
+    package enum Nudge: UInt8, Sendable {
+        /// New rows of mail.
+        case rows = 1
+        /// A presence topic changed.
+        case presence = 2
+    }
+
     private init(
         directory: String,
         path: String,
         arrivals: AsyncStream<Void>,
+        presenceArrivals: AsyncStream<Void>,
         wake: AsyncStream<Void>.Continuation,
         listener: Listener,
         counts: Counts,
@@ -56,6 +68,7 @@ package final class WakeUps: Sendable {
         self.directory = directory
         self.path = path
         self.arrivals = arrivals
+        self.presenceArrivals = presenceArrivals
         self.wake = wake
         self.listener = listener
         self.counts = counts
@@ -85,7 +98,11 @@ package final class WakeUps: Sendable {
         }
         let counts = Counts()
         let (arrivals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let listener = try Listener.bind(path, counts: counts, continuation: continuation)
+        let (presenceArrivals, presence) = AsyncStream.makeStream(
+            of: Void.self,
+            bufferingPolicy: .bufferingNewest(1)
+        )
+        let listener = try Listener.bind(path, counts: counts, rows: continuation, presence: presence)
         let sendPath = directory + "/" + name + ".send"
         let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard sender >= 0,
@@ -111,6 +128,7 @@ package final class WakeUps: Sendable {
             directory: directory,
             path: path,
             arrivals: arrivals,
+            presenceArrivals: presenceArrivals,
             wake: continuation,
             listener: listener,
             counts: counts,
@@ -123,8 +141,8 @@ package final class WakeUps: Sendable {
     /// Sent from a plain socket of its own, never blocking: a refused send (nobody bound, its
     /// process gone) must not touch the channel that receives, and a full queue means the peer
     /// has a wake-up pending already.
-    package func nudge() {
-        var byte: UInt8 = 1
+    package func nudge(_ nudge: Nudge = .rows) {
+        var byte = nudge.rawValue
         for peer in Self.sockets(in: directory) where peer != path {
             let sent = Self.withAddress(peer) { address, length in
                 sendto(sender, &byte, 1, Int32(MSG_DONTWAIT), address, length)
@@ -211,7 +229,8 @@ package final class WakeUps: Sendable {
         static func bind(
             _ path: String,
             counts: Counts,
-            continuation: AsyncStream<Void>.Continuation
+            rows: AsyncStream<Void>.Continuation,
+            presence: AsyncStream<Void>.Continuation
         ) throws(RelayFileError) -> Listener {
             let descriptor = SystemCalls.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
             guard descriptor >= 0 else {
@@ -224,13 +243,17 @@ package final class WakeUps: Sendable {
                 throw RelayFileError(.unavailable, path: path, reason: "cannot bind the wake-up socket: \(reason)")
             }
             let listener = Listener(socket: descriptor, path: path)
-            let thread = Thread { listener.read(counts: counts, continuation: continuation) }
+            let thread = Thread { listener.read(counts: counts, rows: rows, presence: presence) }
             thread.name = "AsyncMail wake-ups"
             thread.start()
             return listener
         }
 
-        private func read(counts: Counts, continuation: AsyncStream<Void>.Continuation) {
+        private func read(
+            counts: Counts,
+            rows: AsyncStream<Void>.Continuation,
+            presence: AsyncStream<Void>.Continuation
+        ) {
             // Two bytes: a datagram of one is a wake-up, one of any other size (cut to two) is not.
             var buffer: (UInt8, UInt8) = (0, 0)
             while !closed.load(ordering: .acquiring) {
@@ -244,14 +267,15 @@ package final class WakeUps: Sendable {
                 if closed.load(ordering: .acquiring) { break }
                 if received == 1 {
                     counts.received.add(1, ordering: .relaxed)
-                    continuation.yield()
+                    if buffer.0 == WakeUps.Nudge.presence.rawValue { presence.yield() } else { rows.yield() }
                 } else {
                     counts.rejected.add(1, ordering: .relaxed)
                 }
             }
             _ = SystemCalls.close(socket)
             exited.store(true, ordering: .releasing)
-            continuation.finish()
+            rows.finish()
+            presence.finish()
         }
 
         /// Stops the thread, and returns once it has closed the socket: a datagram to its own

@@ -38,4 +38,19 @@ public protocol MailRelay: Service, Sendable {
     /// Returns once everything posted to the mailroom before it has been published, so that a
     /// process killed afterwards loses none of it.
     func flush() async throws
+
+    /// Tracks `key` in `topic` across every relay sharing the database, with `meta`; tracking it
+    /// again changes its metadata. Throws `RelayConfigurationError.presenceUnavailable(reason:)`
+    /// when the relay's configuration has no presence, or a value is out of bounds.
+    func track(_ key: String, in topic: String, meta: [String: String]) throws(RelayConfigurationError)
+
+    /// Stops tracking `key` in `topic`; nothing happens when it is not tracked.
+    func untrack(_ key: String, in topic: String)
+
+    /// Everyone in `topic`: this relay's entries as they are, the others' as last read, ordered
+    /// by instance, then key.
+    func presence(in topic: String) -> [PresenceEntry]
+
+    /// `topic`'s presence as it changes: the whole list first, as joins, then each change.
+    func presenceChanges(in topic: String) -> PresenceChanges
 }

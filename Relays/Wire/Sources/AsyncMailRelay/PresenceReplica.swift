@@ -22,6 +22,9 @@ public final class PresenceReplica: Sendable {
         public var readAll = false
         /// A heartbeat is due: write it, and remove instances whose heartbeats stopped.
         public var beat = false
+        /// Another instance may have changed a topic: ask the store which (an engine whose
+        /// database names the topics in a table, not in a notification).
+        public var look = false
     }
 
     private struct State {
@@ -168,6 +171,15 @@ public final class PresenceReplica: Sendable {
         let loop = state.withLock { state in
             state.work.beat = true
             if readingAll { state.work.readAll = true }
+            return state.loop
+        }
+        loop?.yield()
+    }
+
+    /// Asks the loop to ask the store which topics changed: another instance says it wrote.
+    public func lookLater() {
+        let loop = state.withLock { state in
+            state.work.look = true
             return state.loop
         }
         loop?.yield()

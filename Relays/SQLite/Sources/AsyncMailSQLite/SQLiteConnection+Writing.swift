@@ -1,0 +1,44 @@
+import SQLiteNIO
+
+extension SQLiteConnection {
+    /// Runs `body` in a write transaction: takes the write lock with `BEGIN IMMEDIATE`, waiting
+    /// (without a thread) while another connection holds it, up to `busyTimeout`; commits, or
+    /// rolls back when `body` throws.
+    ///
+    /// Why not SQLite's busy handler: a statement blocked in it holds one of sqlite-nio's few pool
+    /// threads, and the transaction that holds the lock may need that thread for its next
+    /// statement, so every writer of the process would wait out the whole timeout. The relay's
+    /// connections run with `busy_timeout = 0` once set up, and wait here instead.
+    ///
+    /// - Throws: `SQLiteError` `busy` once the timeout passed: another process held the lock
+    ///   that long (one stopped while writing, say).
+    func writing<Result>(within busyTimeout: Duration, _ body: () async throws -> Result) async throws -> Result {
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause = Duration.microseconds(100)
+        while true {
+            do {
+                _ = try await query("BEGIN IMMEDIATE")
+                break
+            } catch let error as SQLiteError where error.reason == .busy {
+                guard ContinuousClock.now + pause < deadline else { throw error }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(10))
+            }
+        }
+        do {
+            let result = try await body()
+            _ = try await query("COMMIT")
+            return result
+        } catch {
+            _ = try? await query("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Sets how long a statement waits for another connection's lock, in SQLite's busy handler
+    /// (replacing sqlite-nio's, which retries at once and for ever).
+    func setBusyTimeout(_ timeout: Duration) async throws {
+        let milliseconds = timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        _ = try await query("PRAGMA busy_timeout = \(milliseconds)")
+    }
+}
