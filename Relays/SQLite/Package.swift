@@ -14,6 +14,8 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "AsyncMailSQLite", targets: ["AsyncMailSQLite"]),
+        // The README's two-process demo: `swift run --package-path Relays/SQLite SQLitePeer listen 3`.
+        .executable(name: "SQLitePeer", targets: ["SQLitePeer"]),
         // The storage and wake-ups between two processes, measured: `swift run -c release ... SQLiteBench`.
         .executable(name: "SQLiteBench", targets: ["SQLiteBench"]),
     ],
@@ -41,6 +43,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .executableTarget(
+            name: "SQLitePeer",
+            dependencies: ["AsyncMailSQLite", .product(name: "AsyncMail", package: root)]
         ),
         .executableTarget(
             name: "SQLiteBench",

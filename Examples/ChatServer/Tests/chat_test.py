@@ -10,13 +10,15 @@ hostile (hostile rows and notifications under two instances), observability (met
 from /metrics, and a line's trace from one instance's frame to the other's socket write) and
 fleet (a client resuming on the other instance with its position) and presence (a room's
 connections counted across two instances, and an instance killed with SIGKILL leaving the count
-within the expiry), and memory-relay (memory, with the relay's presence); the last six run when
-PGHOST is set.
+within the expiry), and memory-relay (memory, with the relay's presence); those six run when
+PGHOST is set, and each again as NAME-sqlite on the embedded relay (two instances sharing one
+SQLite file), which needs no server and always runs.
 """
 
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -55,6 +57,7 @@ class Server:
     """One ChatServer process, on its own port."""
 
     def __init__(self, **environment):
+        self.environment = environment
         self.port = free_port()
         env = dict(os.environ, PORT=str(self.port), LOG_LEVEL="error")
         env.update({key: str(value) for key, value in environment.items()})
@@ -68,6 +71,18 @@ class Server:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError("the server did not start listening within 30 s")
                 time.sleep(0.05)  # waiting for the port to open: there is no event to wait on
+
+    @property
+    def engine(self):
+        """The relay's engine ("sqlite", "postgres"), or None."""
+        return self.environment.get("CHAT_RELAY")
+
+    @property
+    def destination(self):
+        """Where the relay meets the others, as its metrics and spans name it: the channel, or the file's name."""
+        if self.engine == "sqlite":
+            return os.path.basename(self.environment["CHAT_RELAY_PATH"])
+        return self.environment["CHAT_RELAY_CHANNEL"]
 
     def url(self, room):
         return f"ws://127.0.0.1:{self.port}/rooms/{room}"
@@ -294,16 +309,44 @@ HOSTILE = [
 ]
 
 
+def write_hostile_file(path):
+    """What any program of the file's owner can write: the hostile payloads as rows, rows that are
+    not text, presence rows and changed topics no relay writes; and datagrams of another size on
+    every wake-up socket."""
+    import sqlite3
+
+    database = sqlite3.connect(path, timeout=30)
+    with database:
+        now = int(time.time() * 1000)
+        rows = [(now, payload) for payload in HOSTILE] + [(now, b"\x00\xff"), (now, 7), (now, 1.5)]
+        database.executemany("INSERT INTO asyncmail_relay (at, payload) VALUES (?, ?)", rows)
+        database.execute(
+            "INSERT INTO asyncmail_relay_presence (instance, topic, key, meta, signature) VALUES"
+            " ('x', 'shared', 'k', 'not json', ''), ('x', x'00', 'k', '{}', '')"
+        )
+        database.execute("INSERT INTO asyncmail_relay_presence_changes (topic) VALUES ('shared'), (x'00ff'), ('')")
+    database.close()
+    folder = path + ".wake"
+    for name in os.listdir(folder):
+        if name.endswith(".sock"):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as stranger:
+                stranger.sendto(b"not a nudge", os.path.join(folder, name))
+                stranger.sendto(b"\x01", os.path.join(folder, name))
+
+
 async def hostile(server):
     """Hostile rows and notifications under two running instances: neither crashes, both still relay."""
-    other = Server(**RELAY_ENVIRONMENT)
+    other = Server(**server.environment)
     try:
         here, there = await connected_pair(server, other)
-        channel = RELAY_ENVIRONMENT["CHAT_RELAY_CHANNEL"]
-        quoted = [f"$hostile${payload}$hostile$" for payload in HOSTILE]
-        sql = "".join(f"INSERT INTO asyncmail_relay (channel, payload) VALUES ('{channel}', {row});" for row in quoted)
-        sql += "".join(f"SELECT pg_notify('{channel}', {payload});" for payload in quoted)
-        await asyncio.to_thread(subprocess.run, ["psql", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql], check=True, capture_output=True)
+        if server.engine == "sqlite":
+            await asyncio.to_thread(write_hostile_file, server.environment["CHAT_RELAY_PATH"])
+        else:
+            channel = server.destination
+            quoted = [f"$hostile${payload}$hostile$" for payload in HOSTILE]
+            sql = "".join(f"INSERT INTO asyncmail_relay (channel, payload) VALUES ('{channel}', {row});" for row in quoted)
+            sql += "".join(f"SELECT pg_notify('{channel}', {payload});" for payload in quoted)
+            await asyncio.to_thread(subprocess.run, ["psql", "-v", "ON_ERROR_STOP=1", "-q", "-c", sql], check=True, capture_output=True)
         await here.send("after the hostile rows, from here")
         await hear_line(there, "after the hostile rows, from here")
         await there.send("after the hostile rows, from there")
@@ -311,21 +354,21 @@ async def hostile(server):
         assert server.process.poll() is None and other.process.poll() is None, "an instance died"
         await here.close()
         await there.close()
-        print(f"hostile: {len(HOSTILE)} hostile rows and notifications; both instances still relay")
+        print(f"hostile ({server.engine}): {len(HOSTILE)} hostile rows and wake-ups; both instances still relay")
     finally:
         other.stop()
 
 
 async def relay(server):
     """Two instances on one PostgreSQL share rooms; a database restart mid-conversation loses nothing."""
-    other = Server(**RELAY_ENVIRONMENT)
+    other = Server(**server.environment)
     try:
         here, there = await connected_pair(server, other)
         # Sync lines still on their way are skipped by `hear` below.
 
         lines = 200
         # With a way to restart the database (CI gives one), it restarts mid-conversation.
-        control = os.environ.get("ASYNCMAIL_PG_CONTROL")
+        control = os.environ.get("ASYNCMAIL_PG_CONTROL") if server.engine == "postgres" else None
 
         async def speak(client, tag):
             for number in range(lines):
@@ -353,8 +396,13 @@ async def relay(server):
         assert stats == ({"subscribers": 1}, {"subscribers": 1}), f"stats are per instance: {stats}"
         await here.close()
         await there.close()
-        restarted = "with a database restart" if control else "(without a restart: ASYNCMAIL_PG_CONTROL=Scripts/postgres.sh adds one)"
-        print(f"relay: two instances, {2 * lines} lines each way, nothing lost {restarted}")
+        if server.engine == "sqlite":
+            restarted = "through one SQLite file"
+        elif control:
+            restarted = "with a database restart"
+        else:
+            restarted = "(without a restart: ASYNCMAIL_PG_CONTROL=Scripts/postgres.sh adds one)"
+        print(f"relay ({server.engine}): two instances, {2 * lines} lines each way, nothing lost {restarted}")
     finally:
         other.stop()
 
@@ -452,7 +500,7 @@ async def fleet(server):
     async def frame(client):
         return json.loads(await asyncio.wait_for(client.recv(), timeout=30))
 
-    other = Server(**dict(RELAY_ENVIRONMENT, CHAT_HISTORY=60))
+    other = Server(**server.environment)
     try:
         here, there = await connected_pair(server, other)  # both relays listen
         # Two plain clients in the room, one on each instance, and two with positions here.
@@ -521,12 +569,12 @@ def metric(samples, name, **labels):
 async def observability(server):
     """Two instances: /metrics counts the lines each one posted, relayed and delivered, and every
     line's trace runs from one instance's WebSocket frame to the other instance's socket write."""
-    other = Server(**dict(RELAY_ENVIRONMENT, CHAT_TRACING="memory"))
+    other = Server(**server.environment)
     try:
         here, there = await connected_pair(server, other)
-        channel = RELAY_ENVIRONMENT["CHAT_RELAY_CHANNEL"]
+        channel = server.destination
         line_type = {"messaging_system": "asyncmail", "messaging_destination_name": "ChatServer.ChatLine"}
-        relay = {"messaging_system": "asyncmail-postgres", "messaging_destination_name": channel}
+        relay = {"messaging_system": f"asyncmail-{server.engine}", "messaging_destination_name": channel}
 
         def counts(instance):
             samples = instance.metrics()
@@ -619,7 +667,7 @@ def room_presence(instance, room):
 async def presence(server):
     """Two instances on the relay: each join and leave, on either, is counted right on both within
     2 s; the instance killed with SIGKILL leaves the other's count within the presence expiry."""
-    other = Server(**PRESENCE_ENVIRONMENT)
+    other = Server(**server.environment)
     try:
         room = "presence_lobby"
 
@@ -646,7 +694,7 @@ async def presence(server):
         await both(4, 2)
 
         # B dies holding one connection in the room: A's count drops by one within the expiry.
-        expiry = int(PRESENCE_ENVIRONMENT["CHAT_PRESENCE_EXPIRY"])
+        expiry = int(server.environment["CHAT_PRESENCE_EXPIRY"])
         killed = time.monotonic()
         other.process.send_signal(signal.SIGKILL)
         other.process.wait()
@@ -705,6 +753,20 @@ RELAY_ENVIRONMENT = {"CHAT_RELAY": "postgres", "CHAT_RELAY_CHANNEL": f"chat_test
 # An expiry short enough for a test, long enough (five heartbeats of 1 s) for a loaded machine.
 PRESENCE_ENVIRONMENT = dict(RELAY_ENVIRONMENT, CHAT_RELAY_CHANNEL=f"chat_presence_{os.getpid()}", CHAT_PRESENCE_EXPIRY=5)
 
+# The embedded relay: one SQLite file per scenario, in a short folder (a wake-up socket's path
+# beside it must stay under 104 bytes).
+SQLITE_FOLDER = f"/tmp/chat-{os.getpid()}"
+
+
+def sqlite(name, **extra):
+    return dict(
+        RELAY_ENVIRONMENT,
+        CHAT_RELAY="sqlite",
+        CHAT_RELAY_PATH=f"{SQLITE_FOLDER}/{name}.sqlite",
+        **extra,
+    )
+
+
 SCENARIOS = {
     "rooms": (rooms, {}),
     "churn": (churn, {}),
@@ -719,6 +781,13 @@ SCENARIOS = {
     "presence": (presence, PRESENCE_ENVIRONMENT),  # needs PostgreSQL
     "memory": (memory, {}),
     "memory-relay": (memory_relay, RELAY_ENVIRONMENT),  # needs PostgreSQL
+    # The same scenarios on the embedded relay: no server at all.
+    "relay-sqlite": (relay, sqlite("relay")),
+    "hostile-sqlite": (hostile, sqlite("hostile")),
+    "observability-sqlite": (observability, sqlite("observability", CHAT_TRACING="memory")),
+    "fleet-sqlite": (fleet, sqlite("fleet", CHAT_HISTORY=60)),
+    "presence-sqlite": (presence, sqlite("presence", CHAT_PRESENCE_EXPIRY=5)),
+    "memory-relay-sqlite": (memory_relay, sqlite("memory")),
 }
 
 
@@ -729,6 +798,7 @@ def main():
         if name not in ("relay", "hostile", "observability", "fleet", "presence", "memory-relay") or "PGHOST" in os.environ
     ]
     failed = []
+    os.makedirs(SQLITE_FOLDER, mode=0o700, exist_ok=True)
     for name in chosen:
         scenario, environment = SCENARIOS[name]
         started = time.monotonic()
@@ -744,6 +814,7 @@ def main():
             failed.append(name)
         else:
             print(f"scenario {name} passed after {time.monotonic() - started:.1f} s", flush=True)
+    shutil.rmtree(SQLITE_FOLDER, ignore_errors=True)
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")
 

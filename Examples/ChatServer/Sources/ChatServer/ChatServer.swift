@@ -50,7 +50,8 @@ struct ChatServer {
         // The newest lines, with positions, for clients that come back with `?after=POSITION`.
         let history = environment.get("CHAT_HISTORY").flatMap(Int.init) ?? 1_000
         if history > 0 { await mailroom.retainHistory(ChatLine.self, count: history) }
-        // With CHAT_RELAY=postgres, rooms are shared with every instance on the same database.
+        // With CHAT_RELAY=sqlite (one host) or postgres (many), rooms are shared with every
+        // instance on the same database.
         let relay = try makeRelay(for: mailroom, environment: environment, logger: logger)
         let app = makeApplication(
             mailroom: mailroom,
@@ -79,7 +80,7 @@ struct ChatServer {
 
     static func makeApplication(
         mailroom: Mailroom,
-        relay: PostgresRelay?,
+        relay: (any MailRelay)?,
         port: Int,
         slowLimit: Int,
         pingPeriod: Int64 = 10,
@@ -165,7 +166,7 @@ struct ChatServer {
         outbound: WebSocketOutboundWriter,
         channel: any Channel,
         mailroom: Mailroom,
-        relay: PostgresRelay?,
+        relay: (any MailRelay)?,
         slowLimit: Int,
         logger: Logger
     ) async throws {
@@ -173,7 +174,7 @@ struct ChatServer {
         // or over 256 bytes) is served all the same, and only left out of the count.
         let presence = UUID().uuidString
         do {
-            try relay?.track(presence, in: room.name)
+            try relay?.track(presence, in: room.name, meta: [:])
         } catch {
             logger.warning("connection not counted in \(room.name)'s presence: \(error)")
         }

@@ -114,22 +114,6 @@ public final class PresenceKeeper: Sendable {
                 _ = try await write(entries.map { ($0.key, $0.value) }, removing: [], whole: true, store)
             }
             var work = replica.takeWork()
-            if work.look || work.beat {
-                if let topics = try await store.changedTopics() {
-                    for topic in topics {
-                        if let problem = PresenceRecord.problem(with: topic, as: "topic") {
-                            reporter.report(.rejected(reason: "a changed presence topic naming \(problem)")) {
-                                $0.rejected += 1
-                            }
-                        } else {
-                            work.topics.insert(topic)
-                        }
-                    }
-                    if work.topics.count > PresenceReplica.topicsBeforeReadingAll { work.readAll = true }
-                } else {
-                    work.readAll = true
-                }
-            }
             if !work.writes.isEmpty || work.beat {
                 var writes: [(PresenceReplica.Slot, [String: String])] = []
                 var removals: [PresenceReplica.Slot] = []
@@ -149,6 +133,23 @@ public final class PresenceKeeper: Sendable {
                     reporter.report(.presenceExpired(instance: instance, entries: entries)) {
                         $0.presenceExpired += 1
                     }
+                }
+            }
+            // After the sweep, whose changed topics are announced too: read now, not a beat later.
+            if work.look || work.beat {
+                if let topics = try await store.changedTopics() {
+                    for topic in topics {
+                        if let problem = PresenceRecord.problem(with: topic, as: "topic") {
+                            reporter.report(.rejected(reason: "a changed presence topic naming \(problem)")) {
+                                $0.rejected += 1
+                            }
+                        } else {
+                            work.topics.insert(topic)
+                        }
+                    }
+                    if work.topics.count > PresenceReplica.topicsBeforeReadingAll { work.readAll = true }
+                } else {
+                    work.readAll = true
                 }
             }
             if work.readAll {
