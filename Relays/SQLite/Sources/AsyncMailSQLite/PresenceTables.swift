@@ -168,7 +168,7 @@ final class PresenceTables: PresenceStore {
             var gone: [(instance: String, topic: String)] = []
             for row in rows {
                 // A value no relay writes (not text) is deleted all the same: it is nobody's.
-                gone.append((row.column("instance")?.string ?? "?", row.column("topic")?.string ?? ""))
+                gone.append((row.column("instance")?.storedText ?? "?", row.column("topic")?.storedText ?? ""))
             }
             try await announce(Set(gone.map(\.topic)))
             _ = try await connection.query(
@@ -252,7 +252,7 @@ final class PresenceTables: PresenceStore {
             "DELETE FROM \(entries) WHERE instance = ? AND \(condition) RETURNING topic",
             [.text(instance)] + binds
         )
-        return Set(rows.compactMap { $0.column("topic")?.string })
+        return Set(rows.compactMap { $0.column("topic")?.storedText })
     }
 
     /// Appends `topics` to the log of changed topics.
@@ -267,7 +267,7 @@ final class PresenceTables: PresenceStore {
 
     /// A column's value when it is text; nil otherwise (the query nulls what is over its size).
     private static func text(_ row: SQLiteRow, _ column: String) -> String? {
-        if case .text(let value)? = row.column(column) { value } else { nil }
+        row.column(column)?.storedText
     }
 
     /// `elements` in consecutive slices of at most 400: one statement's bound values stay within

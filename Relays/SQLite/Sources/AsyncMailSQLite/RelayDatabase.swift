@@ -235,22 +235,21 @@ package final class RelayDatabase: Sendable {
     private static func row(_ row: SQLiteRow) -> Row? {
         // `id` is the INTEGER PRIMARY KEY: SQLite stores nothing else there.
         guard let id = row.column("id")?.integer else { return nil }
-        let kind = row.column("kind")?.string ?? "null"
+        let kind = row.column("kind")?.storedText ?? "null"
         var read: Row
         if kind != "text" {
             read = Row(id: Int64(id), content: .malformed(type: kind))
-        } else if case .text(let text)? = row.column("payload") {
+        } else if let text = row.column("payload")?.storedText {
             read = Row(id: Int64(id), content: .text(text))
         } else {
             read = Row(id: Int64(id), content: .oversize(bytes: row.column("bytes")?.integer ?? 0))
         }
         func integer(_ name: String) -> Int64? {
-            guard case .integer(let value)? = row.column(name) else { return nil }
-            return Int64(value)
+            row.column(name)?.storedInteger
         }
         read.channelFirst = integer("first")
         read.mails = integer("mails")
-        if case .text(let stream)? = row.column("stream"), stream.utf8.count <= RoomStream.maximumBytes {
+        if let stream = row.column("stream")?.storedText, stream.utf8.count <= RoomStream.maximumBytes {
             read.stream = stream
         }
         read.streamEpoch = integer("stream_epoch")
@@ -287,10 +286,11 @@ package final class RelayDatabase: Sendable {
             "SELECT stream, last, epoch FROM \(table)_counters WHERE stream IN (\(marks))",
             keys.map { .text($0) }
         ) {
-            guard let stream = row.column("stream")?.string, let last = row.column("last")?.integer,
-                let epoch = row.column("epoch")?.integer
+            // Untrusted: any program of the file's owner can write a counter.
+            guard let stream = row.column("stream")?.storedText, let last = row.column("last")?.storedInteger,
+                let epoch = row.column("epoch")?.storedInteger
             else { continue }
-            counters[stream] = (Int64(last), Int64(epoch))
+            counters[stream] = (last, epoch)
         }
         let written = counters[originKey]?.last ?? 0
         let fresh = rows.filter { $0.lastNumber > written }
@@ -343,10 +343,10 @@ package final class RelayDatabase: Sendable {
     package func counters() async throws -> [StoredCounter] {
         try await reader.query("SELECT stream, last, epoch FROM \(table)_counters WHERE stream NOT LIKE '@%'")
             .compactMap { row in
-                guard let stream = row.column("stream")?.string, let last = row.column("last")?.integer,
-                    let epoch = row.column("epoch")?.integer
+                guard let stream = row.column("stream")?.storedText, let last = row.column("last")?.storedInteger,
+                    let epoch = row.column("epoch")?.storedInteger
                 else { return nil }
-                return StoredCounter(stream: stream, last: Int64(last), epoch: Int64(epoch))
+                return StoredCounter(stream: stream, last: last, epoch: epoch)
             }
     }
 
