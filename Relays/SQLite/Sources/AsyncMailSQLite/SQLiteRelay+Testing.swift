@@ -14,4 +14,8 @@ extension SQLiteRelay {
 
     /// How many wake-ups the running relay's socket took.
     package var wakeUpsReceivedForTesting: Int { state.withLock { $0.wakeUps?.received ?? 0 } }
+
+    /// Each new count of wake-ups the running relay's socket takes (the newest kept); nil while
+    /// it does not run. One consumer.
+    package var wakeUpCountsForTesting: AsyncStream<Int>? { state.withLock { $0.wakeUps?.receivedCounts } }
 }

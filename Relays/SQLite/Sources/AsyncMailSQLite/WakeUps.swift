@@ -41,9 +41,17 @@ package final class WakeUps: Sendable {
         let received = Atomic(0)
         let rejected = Atomic(0)
         let staleRemoved = Atomic(0)
+        /// Each new count of ``received``, newest kept: what a test waits on (`SQLiteRelay+Testing`).
+        let receivedCounts = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+
+        func receive() {
+            receivedCounts.continuation.yield(received.add(1, ordering: .relaxed).newValue)
+        }
     }
 
     package var received: Int { counts.received.load(ordering: .relaxed) }
+    /// Each new count of ``received``, the newest kept: for tests, which wait on it.
+    package var receivedCounts: AsyncStream<Int> { counts.receivedCounts.stream }
     package var rejected: Int { counts.rejected.load(ordering: .relaxed) }
     package var staleRemoved: Int { counts.staleRemoved.load(ordering: .relaxed) }
 
@@ -217,8 +225,8 @@ package final class WakeUps: Sendable {
     final class Listener: Sendable {
         private let socket: Int32
         private let closed = Atomic(false)
-        /// Set by the thread once it has closed the socket.
-        private let exited = Atomic(false)
+        /// Whether the thread has closed the socket, and who waits for it to.
+        private let exit = Mutex<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
         private let path: String
 
         private init(socket: Int32, path: String) {
@@ -266,14 +274,19 @@ package final class WakeUps: Sendable {
                 }
                 if closed.load(ordering: .acquiring) { break }
                 if received == 1 {
-                    counts.received.add(1, ordering: .relaxed)
+                    counts.receive()
                     if buffer.0 == WakeUps.Nudge.presence.rawValue { presence.yield() } else { rows.yield() }
                 } else {
                     counts.rejected.add(1, ordering: .relaxed)
                 }
             }
             _ = SystemCalls.close(socket)
-            exited.store(true, ordering: .releasing)
+            let waiting = exit.withLock { exit in
+                exit.done = true
+                defer { exit.waiting = [] }
+                return exit.waiting
+            }
+            for waiter in waiting { waiter.resume() }
             rows.finish()
             presence.finish()
         }
@@ -292,7 +305,13 @@ package final class WakeUps: Sendable {
                 if sent < 0 { _ = shutdown(socket, Int32(SHUT_RDWR)) }
             }
             // Moments: the thread is woken at once. Not cancellable: the socket must be closed.
-            while !exited.load(ordering: .acquiring) { await Task.yield() }
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let done = exit.withLock { exit in
+                    if !exit.done { exit.waiting.append(waiter) }
+                    return exit.done
+                }
+                if done { waiter.resume() }
+            }
         }
     }
 }
