@@ -44,6 +44,7 @@ let package = Package(
                 .product(name: "AsyncMailTesting", package: root),
                 .product(name: "AsyncMailRelay", package: "wire"),
                 .product(name: "AsyncMailPostgres", package: "postgres"),
+                .product(name: "RelayTesting", package: "wire"),
                 .product(name: "AsyncMailSQLite", package: "sqlite"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

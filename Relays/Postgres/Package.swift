@@ -71,6 +71,7 @@ let package = Package(
                 .product(name: "RelayWire", package: "wire"),
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailTesting", package: root),
+                .product(name: "RelayTesting", package: "wire"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

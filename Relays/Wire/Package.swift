@@ -18,6 +18,8 @@ let package = Package(
     products: [
         .library(name: "AsyncMailRelay", targets: ["AsyncMailRelay"]),
         .library(name: "RelayWire", targets: ["RelayWire"]),
+        // What the relays' test suites share: relays stopped when their test ends, a child's lines.
+        .library(name: "RelayTesting", targets: ["RelayTesting"]),
     ],
     dependencies: [
         .package(path: "../.."),
@@ -42,6 +44,10 @@ let package = Package(
             ]
         ),
         .target(name: "RelayWire", dependencies: [.product(name: "AsyncMail", package: root)]),
+        .target(
+            name: "RelayTesting",
+            dependencies: ["AsyncMailRelay", .product(name: "AsyncMailTesting", package: root)]
+        ),
         // libFuzzer's target for decoding and accounting; without -DFUZZING it replays inputs.
         .executableTarget(
             name: "RelayFuzz",

@@ -93,31 +93,6 @@ enum Peer {
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
-        return (process, RelayContractTests.lines(of: pipe))
+        return (process, RelayTesting.lines(of: pipe))
     }
-}
-
-/// The lines a child process writes, as they come.
-func lines(of pipe: Pipe) -> AsyncStream<String> {
-    let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-    let pending = Guarded(Data())
-    pipe.fileHandleForReading.readabilityHandler = { handle in
-        let data = handle.availableData
-        if data.isEmpty {
-            handle.readabilityHandler = nil
-            continuation.finish()
-            return
-        }
-        let complete: [String] = pending.withLock { buffer in
-            buffer.append(data)
-            var found: [String] = []
-            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                buffer.removeSubrange(buffer.startIndex...newline)
-            }
-            return found
-        }
-        for line in complete { continuation.yield(line) }
-    }
-    return lines
 }

@@ -6,6 +6,7 @@ import AsyncMailTesting
 import Foundation
 import Logging
 import PostgresNIO
+@_exported import RelayTesting
 import Testing
 
 /// Never registered: stays local.
@@ -112,78 +113,4 @@ final class Place: Sendable {
     }
 
     deinit { cleanUp() }
-}
-
-/// Every relay a test starts, stopped when the test ends however it ends.
-final class Fleet: Sendable {
-    @TaskLocal static var current: Fleet?
-
-    private let running = Guarded<[Task<Void, any Error>]>([])
-
-    func add(_ task: Task<Void, any Error>) {
-        running.withLock { $0.append(task) }
-    }
-
-    /// Cancels every relay and waits for each to return.
-    func stopAll() async throws {
-        let tasks = running.withLock { running in
-            defer { running = [] }
-            return running
-        }
-        for task in tasks { task.cancel() }
-        for task in tasks { try await withTimeout { _ = try? await task.value } }
-    }
-}
-
-/// Gives each test a ``Fleet`` that stops every relay it started once the test ends.
-struct StopsRelays: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
-
-    func provideScope(
-        for test: Test,
-        testCase: Test.Case?,
-        performing function: @Sendable () async throws -> Void
-    ) async throws {
-        guard !test.isSuite else { return try await function() }
-        let fleet = Fleet()
-        do {
-            try await Fleet.$current.withValue(fleet) { try await function() }
-        } catch {
-            try? await fleet.stopAll()
-            throw error
-        }
-        try await fleet.stopAll()
-    }
-}
-
-extension Trait where Self == StopsRelays {
-    static var stopsRelays: Self { StopsRelays() }
-}
-
-/// Starts `relay` and returns once it reads; it runs until cancelled, at the latest when the
-/// test ends.
-@discardableResult
-func start(
-    _ relay: any MailRelay,
-    sourceLocation: SourceLocation = #_sourceLocation
-) async throws -> Task<
-    Void, any Error
-> {
-    let events = relay.events()
-    let running = Task { try await relay.run() }
-    if let fleet = Fleet.current {
-        fleet.add(running)
-    } else {
-        Issue.record("a relay started outside a test with the .stopsRelays trait", sourceLocation: sourceLocation)
-    }
-    try await withTimeout {
-        for await event in events where event.code == .listening { return }
-    }
-    return running
-}
-
-/// Stops a relay before the test ends, and waits for it.
-func stop(_ running: Task<Void, any Error>) async throws {
-    running.cancel()
-    try await withTimeout { _ = try? await running.value }
 }

@@ -4,6 +4,7 @@ import AsyncMailPostgres
 import Foundation
 import Logging
 import PostgresNIO
+@_exported import RelayTesting
 import Synchronization
 import Testing
 
@@ -193,86 +194,6 @@ func awaitEvents(
     }
 }
 
-/// Every relay a test starts, stopped when the test ends, however it ends: returning, throwing
-/// or failing an expectation. A relay left running would keep listening, publishing and holding
-/// connections into the next test.
-final class Fleet: Sendable {
-    /// The fleet of the test running in this task; set by ``StopsRelays``.
-    @TaskLocal static var current: Fleet?
-
-    private let running = Locked<[Task<Void, any Error>]>([])
-
-    func add(_ task: Task<Void, any Error>) {
-        running.withLock { $0.append(task) }
-    }
-
-    /// Cancels every relay and waits for each to return (a relay already stopped returns at once).
-    func stopAll() async throws {
-        let tasks = running.withLock { running in
-            defer { running = [] }
-            return running
-        }
-        for task in tasks { task.cancel() }
-        for task in tasks { try await withTimeout { _ = try? await task.value } }
-    }
-}
-
-/// Gives each test a ``Fleet`` that stops every relay it started once the test ends.
-struct StopsRelays: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
-
-    func provideScope(
-        for test: Test,
-        testCase: Test.Case?,
-        performing function: @Sendable () async throws -> Void
-    ) async throws {
-        guard !test.isSuite else { return try await function() }
-        let fleet = Fleet()
-        do {
-            try await Fleet.$current.withValue(fleet) { try await function() }
-        } catch {
-            try? await fleet.stopAll()
-            throw error
-        }
-        try await fleet.stopAll()
-    }
-}
-
-extension Trait where Self == StopsRelays {
-    /// Every relay a test starts with ``start(_:)`` is stopped when the test ends.
-    static var stopsRelays: Self { StopsRelays() }
-}
-
-/// Starts `relay` and returns once it listens; the task runs it until cancelled, at the latest
-/// when the test ends (see ``StopsRelays``).
-@discardableResult
-func start(
-    _ relay: PostgresRelay,
-    sourceLocation: SourceLocation = #_sourceLocation
-) async throws -> Task<
-    Void, any Error
-> {
-    let events = relay.events()
-    let running = Task { try await relay.run() }
-    if let fleet = Fleet.current {
-        fleet.add(running)
-    } else {
-        Issue.record("a relay started outside a test with the .stopsRelays trait", sourceLocation: sourceLocation)
-    }
-    try await withTimeout {
-        for await event in events {
-            if event.code == .listening { return }
-        }
-    }
-    return running
-}
-
-/// Stops a relay started with ``start(_:sourceLocation:)`` before the test ends, and waits for it.
-func stop(_ running: Task<Void, any Error>) async throws {
-    running.cancel()
-    try await withTimeout { _ = try? await running.value }
-}
-
 /// Collects the first `count` elements of a stream, with a loud timeout.
 func first<Element: Sendable>(
     _ count: Int,
@@ -281,29 +202,4 @@ func first<Element: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> [Element] {
     try await stream.first(count, within: limit, sourceLocation: sourceLocation)
-}
-
-/// The lines a child process writes, as they come.
-func lines(of pipe: Pipe) -> AsyncStream<String> {
-    let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-    let pending = Locked(Data())
-    pipe.fileHandleForReading.readabilityHandler = { handle in
-        let data = handle.availableData
-        if data.isEmpty {
-            handle.readabilityHandler = nil
-            continuation.finish()
-            return
-        }
-        let complete: [String] = pending.withLock { buffer in
-            buffer.append(data)
-            var found: [String] = []
-            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                buffer.removeSubrange(buffer.startIndex...newline)
-            }
-            return found
-        }
-        for line in complete { continuation.yield(line) }
-    }
-    return lines
 }
