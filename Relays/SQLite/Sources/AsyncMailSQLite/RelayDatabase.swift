@@ -73,18 +73,16 @@ package final class RelayDatabase: Sendable {
         }
     }
 
-    /// A post to append: its signed payload, how many mails it holds, this origin's number of
-    /// its last, and its room's key when its type has host-wide positions.
+    /// A post to append: its signed payload, how many mails it holds, and its room's key when its
+    /// type has host-wide positions.
     package struct NewRow: Sendable {
         package let payload: String
         package let mails: Int64
-        package let lastNumber: Int64
         package let stream: String?
 
-        package init(payload: String, mails: Int64, lastNumber: Int64, stream: String?) {
+        package init(payload: String, mails: Int64, stream: String?) {
             self.payload = payload
             self.mails = mails
-            self.lastNumber = lastNumber
             self.stream = stream
         }
     }
@@ -179,8 +177,7 @@ package final class RelayDatabase: Sendable {
                 )
                 """
             )
-            // One counter per room, '' for the whole table, '@' + origin for an origin's last
-            // number written (so a batch written again after an unknown outcome is skipped).
+            // One counter per room, and '' for the whole table, moved by the numbering trigger.
             _ = try await writer.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(table)_counters (
@@ -192,6 +189,7 @@ package final class RelayDatabase: Sendable {
                 """
             )
             _ = try await writer.query("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
+            _ = try await writer.query(Self.numbering(table))
             // From here on no statement waits for a lock on a thread (``writing(_:)`` says why).
             for connection in [writer, reader] { try await connection.setBusyTimeout(.zero) }
         } catch {
@@ -257,16 +255,29 @@ package final class RelayDatabase: Sendable {
         return read
     }
 
-    /// Appends `rows` in one transaction, in order, numbering their mails: the table's numbers
-    /// and, for each room, its positions, from the counters, which move in the same transaction.
-    /// Rows whose origin number the origin's counter has passed are skipped: a batch written
-    /// again after an attempt whose outcome was unknown is not written twice.
+    /// Appends `rows` in one statement, in order; the table's trigger numbers their mails as each
+    /// row goes in (the table's numbers and, for each room, its positions), so the numbers and
+    /// the rows commit together.
+    ///
+    /// One statement, not a transaction of several: each statement is a round trip to sqlite-nio's
+    /// thread pool, the path every post takes. A statement that fails (the write lock held past
+    /// the busy timeout, the disk full) has written nothing, so the caller writes the same rows
+    /// again; SQLite tells a failed statement from a committed one, so a batch never lands twice.
     ///
     /// - Returns: How many rows were written.
-    package func publish(_ rows: [NewRow], origin: String, at milliseconds: Int64) async throws -> Int {
+    package func publish(_ rows: [NewRow], at milliseconds: Int64) async throws -> Int {
         guard !rows.isEmpty else { return 0 }
-        // The write lock first: the counters read below are still the newest at commit.
-        return try await writing { try await numberAndInsert(rows, origin: origin, at: milliseconds) }
+        let values = Array(repeating: "(?, ?, ?, ?)", count: rows.count).joined(separator: ", ")
+        let binds: [SQLiteData] = rows.flatMap { row in
+            [
+                .integer(Int(milliseconds)), .text(row.payload), .integer(Int(row.mails)),
+                row.stream.map { .text($0) } ?? .null,
+            ]
+        }
+        try await writer.takingTheLock(within: busyTimeout) {
+            _ = try await writer.query("INSERT INTO \(table) (at, payload, mails, stream) VALUES \(values)", binds)
+        }
+        return rows.count
     }
 
     /// Runs `body` in a write transaction on the writer's connection (see
@@ -275,68 +286,37 @@ package final class RelayDatabase: Sendable {
         try await writer.writing(within: busyTimeout, body)
     }
 
-    private func numberAndInsert(_ rows: [NewRow], origin: String, at milliseconds: Int64) async throws -> Int {
-        let originKey = "@" + origin
-        var keys = Set(rows.compactMap(\.stream))
-        keys.insert("")
-        keys.insert(originKey)
-        let marks = Array(repeating: "?", count: keys.count).joined(separator: ", ")
-        var counters: [String: (last: Int64, epoch: Int64)] = [:]
-        for row in try await writer.query(
-            "SELECT stream, last, epoch FROM \(table)_counters WHERE stream IN (\(marks))",
-            keys.map { .text($0) }
-        ) {
-            // Untrusted: any program of the file's owner can write a counter.
-            guard let stream = row.column("stream")?.storedText, let last = row.column("last")?.storedInteger,
-                let epoch = row.column("epoch")?.storedInteger
-            else { continue }
-            counters[stream] = (last, epoch)
-        }
-        let written = counters[originKey]?.last ?? 0
-        let fresh = rows.filter { $0.lastNumber > written }
-        guard let newestNumber = fresh.last?.lastNumber else { return 0 }
-        func next(_ key: String, _ mails: Int64) -> (first: Int64, epoch: Int64) {
-            // A new counter's epoch is random: positions from a table made anew never resume.
-            var counter = counters[key] ?? (0, Int64.random(in: 1...Int64.max))
-            // A counter no relay writes (the file is shared): the room starts again, in a new epoch.
-            if counter.last < 0 || counter.last > Int64.max - mails || counter.epoch == 0 {
-                counter = (0, Int64.random(in: 1...Int64.max))
-            }
-            counters[key] = (counter.last + mails, counter.epoch)
-            return (counter.last + 1, counter.epoch)
-        }
-        var values: [String] = []
-        var binds: [SQLiteData] = []
-        for row in fresh {
-            let channel = next("", row.mails)
-            let room = row.stream.map { next($0, row.mails) }
-            values.append("(?, ?, ?, ?, ?, ?, ?)")
-            binds += [
-                .integer(Int(milliseconds)), .text(row.payload), .integer(Int(channel.first)), .integer(Int(row.mails)),
-                row.stream.map { .text($0) } ?? .null, room.map { .integer(Int($0.epoch)) } ?? .null,
-                room.map { .integer(Int($0.first)) } ?? .null,
-            ]
-        }
-        counters[originKey] = (newestNumber, 0)
-        _ = try await writer.query(
+    /// The trigger that numbers a row's mails as it goes in: the table's counter (`stream` empty)
+    /// and, for a row with a room, the room's, moved in the same statement. A counter that is not
+    /// one a relay writes (not integers, negative, about to overflow, epoch 0: the file is shared)
+    /// starts again from 0 in a new random epoch, as a counter made anew does, so positions from
+    /// before never resume into it. Rows another program writes with numbers of their own are
+    /// left as they are (the reader counts only genuine rows' numbers).
+    private static func numbering(_ table: String) -> String {
+        func counter(_ key: String) -> String {
             """
-            INSERT INTO \(table) (at, payload, first, mails, stream, stream_epoch, stream_first)
-            VALUES \(values.joined(separator: ", "))
-            """,
-            binds
-        )
-        let moved = counters.filter { keys.contains($0.key) }
-        _ = try await writer.query(
+                INSERT INTO \(table)_counters (stream, last, epoch, touched)
+                SELECT \(key), 0, (random() & 4611686018427387903) + 1, NEW.at WHERE \(key) IS NOT NULL
+                ON CONFLICT (stream) DO UPDATE SET last = 0, epoch = excluded.epoch
+                WHERE NOT (typeof(last) = 'integer' AND typeof(epoch) = 'integer' AND last >= 0
+                    AND last <= 9223372036854775807 - NEW.mails AND epoch != 0);
+                UPDATE \(table)_counters SET last = last + NEW.mails, touched = NEW.at WHERE stream = \(key);
             """
-            INSERT INTO \(table)_counters (stream, last, epoch, touched)
-            VALUES \(Array(repeating: "(?, ?, ?, ?)", count: moved.count).joined(separator: ", "))
-            ON CONFLICT (stream) DO UPDATE SET last = excluded.last, touched = excluded.touched
-            """,
-            moved.flatMap { key, counter in
-                [.text(key), .integer(Int(counter.last)), .integer(Int(counter.epoch)), .integer(Int(milliseconds))]
-            }
-        )
-        return fresh.count
+        }
+        return """
+            CREATE TRIGGER IF NOT EXISTS \(table)_numbering AFTER INSERT ON \(table)
+            WHEN NEW.first IS NULL AND typeof(NEW.mails) = 'integer' AND NEW.mails > 0
+            BEGIN
+            \(counter("''"))
+                UPDATE \(table) SET first = (SELECT last FROM \(table)_counters WHERE stream = '') - NEW.mails + 1
+                WHERE id = NEW.id;
+            \(counter("NEW.stream"))
+                UPDATE \(table) SET
+                    stream_epoch = (SELECT epoch FROM \(table)_counters WHERE stream = NEW.stream),
+                    stream_first = (SELECT last FROM \(table)_counters WHERE stream = NEW.stream) - NEW.mails + 1
+                WHERE id = NEW.id AND NEW.stream IS NOT NULL;
+            END
+            """
     }
 
     /// The table's counters: the whole table's (`stream` empty) and each room's.

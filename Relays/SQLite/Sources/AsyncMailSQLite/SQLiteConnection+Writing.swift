@@ -13,18 +13,7 @@ extension SQLiteConnection {
     /// - Throws: `SQLiteError` `busy` once the timeout passed: another process held the lock
     ///   that long (one stopped while writing, say).
     func writing<Result>(within busyTimeout: Duration, _ body: () async throws -> Result) async throws -> Result {
-        let deadline = ContinuousClock.now + busyTimeout
-        var pause = Duration.microseconds(100)
-        while true {
-            do {
-                _ = try await query("BEGIN IMMEDIATE")
-                break
-            } catch let error as SQLiteError where error.reason == .busy {
-                guard ContinuousClock.now + pause < deadline else { throw error }
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(10))
-            }
-        }
+        try await takingTheLock(within: busyTimeout) { _ = try await query("BEGIN IMMEDIATE") }
         do {
             let result = try await body()
             _ = try await query("COMMIT")
@@ -32,6 +21,25 @@ extension SQLiteConnection {
         } catch {
             _ = try? await query("ROLLBACK")
             throw error
+        }
+    }
+
+    /// Runs `statement`, a write, and while another connection holds the write lock
+    /// (`SQLITE_BUSY`) runs it again, with pauses doubling from 0.1 to 10 ms, up to `busyTimeout`:
+    /// a statement that fails with `SQLITE_BUSY` has done nothing.
+    ///
+    /// - Throws: `SQLiteError` `busy` once the timeout passed.
+    func takingTheLock(within busyTimeout: Duration, _ statement: () async throws -> Void) async throws {
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause = Duration.microseconds(100)
+        while true {
+            do {
+                return try await statement()
+            } catch let error as SQLiteError where error.reason == .busy {
+                guard ContinuousClock.now + pause < deadline else { throw error }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(10))
+            }
         }
     }
 

@@ -276,9 +276,9 @@ extension SQLiteRelay {
         }
     }
 
-    /// Writes queued posts until the queue is closed and empty: each batch numbered once, and
-    /// written again as it was after a failure, so a write whose outcome was unknown is not
-    /// written twice.
+    /// Writes queued posts until the queue is closed and empty: each batch numbered once for this
+    /// origin, and written again as it was after a failure (which wrote nothing), so a receiver
+    /// finds no gap in the origin's numbers.
     func publish(_ storage: Storage) async {
         var attempt = 0
         while let items = await carrier.queue.takeAll() {
@@ -290,9 +290,9 @@ extension SQLiteRelay {
             let mails = OutboundQueue.mailCount(of: items)
             while true {
                 do {
-                    let (database, origin) = (storage.database, origin)
+                    let database = storage.database
                     _ = try await carrier.publishing(posts) {
-                        try await database.publish(rows, origin: origin, at: Self.milliseconds())
+                        try await database.publish(rows, at: Self.milliseconds())
                     }
                     if mails > 0 { reporter.count { $0.published += mails } }
                     if !rows.isEmpty {
@@ -333,7 +333,6 @@ extension SQLiteRelay {
             return RelayDatabase.NewRow(
                 payload: signer?.sign(payload) ?? payload,
                 mails: Int64(post.mails.count),
-                lastNumber: Int64(last),
                 stream: hostWide
                     ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : nil
             )

@@ -129,3 +129,39 @@ struct RelayDatabaseTests {
         }
     }
 }
+
+extension RelayDatabaseTests {
+    @Test(
+        "the numbering trigger numbers each row on from the table's and its room's counters; a counter no relay writes starts again in a new epoch"
+    )
+    func numbering() async throws {
+        try await withTemporaryFolder { folder in
+            let database = try await RelayDatabase.open(path: folder + "/relay.sqlite", logger: logger)
+            _ = try await database.publish(
+                [
+                    .init(payload: "a", mails: 2, stream: "room"), .init(payload: "b", mails: 3, stream: nil),
+                    .init(payload: "c", mails: 1, stream: "room"),
+                ],
+                at: 1
+            )
+            let rows = try await database.rows(after: 0, limit: 10, maximumBytes: 100)
+            #expect(rows.map(\.channelFirst) == [1, 3, 6])
+            #expect(rows.map(\.mails) == [2, 3, 1])
+            #expect(rows.map(\.streamFirst) == [1, nil, 3])
+            let epoch = try #require(rows[0].streamEpoch)
+            #expect(rows.map(\.streamEpoch) == [epoch, nil, epoch])
+
+            // Another program of the owner's sets the room's counter about to overflow: the room
+            // starts again from 1, in a new epoch, and the table's numbers go on.
+            _ = try await database.writerForTesting.query(
+                "UPDATE asyncmail_relay_counters SET last = 9223372036854775806 WHERE stream = 'room'"
+            )
+            _ = try await database.publish([.init(payload: "d", mails: 2, stream: "room")], at: 1)
+            let after = try await database.rows(after: rows[2].id, limit: 10, maximumBytes: 100)
+            #expect(after.map(\.channelFirst) == [7])
+            #expect(after.map(\.streamFirst) == [1])
+            #expect(after.first?.streamEpoch != epoch && after.first?.streamEpoch != nil)
+            await database.close()
+        }
+    }
+}
