@@ -158,7 +158,12 @@ final class PresenceTables: PresenceStore {
             SQLiteRelay.milliseconds() - Int64(age.components.seconds * 1_000)
             - age.components.attoseconds / 1_000_000_000_000_000
         let gone = try await connection.writing(within: busyTimeout) {
-            _ = try await connection.query("DELETE FROM \(instances) WHERE beat < ?", [.integer(Int(cutoff))])
+            // A beat that is not an integer is none a relay writes: that instance is dead too (text
+            // sorts after every number, and would otherwise never be older than the cutoff).
+            _ = try await connection.query(
+                "DELETE FROM \(instances) WHERE typeof(beat) != 'integer' OR beat < ?",
+                [.integer(Int(cutoff))]
+            )
             let rows = try await connection.query(
                 """
                 DELETE FROM \(entries) WHERE instance NOT IN (SELECT instance FROM \(instances))

@@ -33,13 +33,14 @@ extension SQLiteRelayTests {
             defer { follower.cancel() }
             let writer = try #require(relay.databaseForTesting).writerForTesting
             // Another instance that beats far ahead, so no sweep removes it; its good entry, one
-            // whose metadata is not JSON, one whose metadata is over 4,096 bytes; and the log
-            // naming the lobby and a topic that is not text.
+            // whose metadata is not JSON, one whose metadata is over 4,096 bytes; an instance whose
+            // beat is text, which the sweep removes with its entry; and the log naming the lobby
+            // and a topic that is not text.
             let future = SQLiteRelay.milliseconds() + 3_600_000
             // The presence loop writes too: take the lock as a relay does, without a busy handler.
             try await writer.writing(within: .seconds(10)) {
                 _ = try await writer.query(
-                    "INSERT INTO asyncmail_relay_presence_instances (instance, beat) VALUES ('other', ?)",
+                    "INSERT INTO asyncmail_relay_presence_instances (instance, beat) VALUES ('other', ?), ('stale', 'never')",
                     [.integer(Int(future))]
                 )
                 _ = try await writer.query(
@@ -47,7 +48,8 @@ extension SQLiteRelayTests {
                     INSERT INTO asyncmail_relay_presence (instance, topic, key, meta, signature) VALUES
                         ('other', 'lobby', 'good', '{"name":"Ann"}', ''),
                         ('other', 'lobby', 'not-json', 'not json', ''),
-                        ('other', 'lobby', 'huge', ?, '')
+                        ('other', 'lobby', 'huge', ?, ''),
+                        ('stale', 'lobby', 'gone', '{}', '')
                     """,
                     [.text("{\"a\":\"" + String(repeating: "x", count: 5_000) + "\"}")]
                 )
