@@ -190,7 +190,7 @@ package final class RelayDatabase: Sendable {
             )
             _ = try await writer.query("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
             _ = try await writer.query(Self.numbering(table))
-            // From here on no statement waits for a lock on a thread (``writing(_:)`` says why).
+            // From here on no statement waits for a lock on a thread (`SQLiteConnection.writing(within:_:)` says why).
             for connection in [writer, reader] { try await connection.setBusyTimeout(.zero) }
         } catch {
             await database.close()
@@ -199,13 +199,14 @@ package final class RelayDatabase: Sendable {
         return database
     }
 
-    /// Appends `payloads` in one transaction, in order; returns their ids.
+    /// Appends `payloads` in one statement, in order; returns their ids.
     package func append(_ payloads: [String], at milliseconds: Int64) async throws -> [Int64] {
         guard !payloads.isEmpty else { return [] }
         let values = Array(repeating: "(?, ?)", count: payloads.count).joined(separator: ", ")
         let binds = payloads.flatMap { [SQLiteData.integer(Int(milliseconds)), .text($0)] }
-        let rows = try await writing {
-            try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
+        var rows: [SQLiteRow] = []
+        try await writer.takingTheLock(within: busyTimeout) {
+            rows = try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
         }
         return rows.compactMap { $0.column("id")?.integer }.map(Int64.init)
     }
@@ -280,12 +281,6 @@ package final class RelayDatabase: Sendable {
         return rows.count
     }
 
-    /// Runs `body` in a write transaction on the writer's connection (see
-    /// `SQLiteConnection.writing(within:_:)`).
-    private func writing<Result>(_ body: () async throws -> Result) async throws -> Result {
-        try await writer.writing(within: busyTimeout, body)
-    }
-
     /// The trigger that numbers a row's mails as it goes in: the table's counter (`stream` empty)
     /// and, for a row with a room, the room's, moved in the same statement. A counter that is not
     /// one a relay writes (not integers, negative, about to overflow, epoch 0: the file is shared)
@@ -321,7 +316,7 @@ package final class RelayDatabase: Sendable {
 
     /// The table's counters: the whole table's (`stream` empty) and each room's.
     package func counters() async throws -> [StoredCounter] {
-        try await reader.query("SELECT stream, last, epoch FROM \(table)_counters WHERE stream NOT LIKE '@%'")
+        try await reader.query("SELECT stream, last, epoch FROM \(table)_counters ")
             .compactMap { row in
                 guard let stream = row.column("stream")?.storedText, let last = row.column("last")?.storedInteger,
                     let epoch = row.column("epoch")?.storedInteger
@@ -358,20 +353,17 @@ package final class RelayDatabase: Sendable {
         return rows.compactMap(Self.row)
     }
 
-    /// Deletes the rows written before `cutoff` (milliseconds), and the numbering of origins
-    /// unheard since then; returns how many rows.
+    /// Deletes the rows written before `cutoff` (milliseconds); returns how many. One statement,
+    /// taking the write lock as ``publish(_:at:)`` does.
     package func deleteExpired(before cutoff: Int64) async throws -> Int {
-        try await writing {
-            let deleted = try await writer.query(
+        var deleted = 0
+        try await writer.takingTheLock(within: busyTimeout) {
+            deleted = try await writer.query(
                 "DELETE FROM \(table) WHERE at < ? RETURNING id",
                 [.integer(Int(cutoff))]
-            )
-            _ = try await writer.query(
-                "DELETE FROM \(table)_counters WHERE stream LIKE '@%' AND touched < ?",
-                [.integer(Int(cutoff))]
-            )
-            return deleted.count
+            ).count
         }
+        return deleted
     }
 
     /// The newest row's id, or 0 for an empty table.
