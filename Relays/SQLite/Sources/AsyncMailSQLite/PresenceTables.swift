@@ -61,6 +61,7 @@ final class PresenceTables: PresenceStore {
         let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
             try await connection.setBusyTimeout(busyTimeout)
+            try await connection.setWriterSettings()
             _ = try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS \(table)_presence (

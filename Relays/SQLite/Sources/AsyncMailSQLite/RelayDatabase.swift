@@ -15,9 +15,11 @@ import Synchronization
 /// earlier one (the gap PostgreSQL's concurrent writers leave, which its relay closes with an
 /// advisory lock).
 ///
-/// Two connections: the writer's, used only by the publishing loop, and the reader's, used
-/// only by the reading loop, whose `PRAGMA data_version` moves whenever another connection (this
-/// process's writer too) commits.
+/// Three connections: the writer's, used only by the publishing loop; the reader's, used only
+/// by the reading loop, whose `PRAGMA data_version` moves whenever another connection (this
+/// process's writer too) commits; and the checkpointer's, on a thread of its own, which moves
+/// committed pages from the WAL into the database file (``keepCheckpointing(every:logger:)``) off the
+/// writer's path.
 package final class RelayDatabase: Sendable {
     /// A row as read: its number, and its payload (untrusted).
     package struct Row: Sendable, Equatable {
@@ -96,6 +98,13 @@ package final class RelayDatabase: Sendable {
     /// The writer's connection, for the test-only hooks (`RelayDatabase+Testing.swift`).
     var writerForTesting: SQLiteConnection { writer }
     private let reader: SQLiteConnection
+    /// The checkpointer's connection, and its one thread: a checkpoint waits on the disk
+    /// (`fsync`), and would otherwise hold one of the few threads the writer and reader share.
+    private let checkpointer: SQLiteConnection
+    private let checkpointThread: NIOThreadPool
+    /// Told after each commit of the writer; the checkpointing loop waits on it.
+    private let commits: AsyncStream<Void>
+    private let committed: AsyncStream<Void>.Continuation
     /// The file opened, to notice it deleted or replaced.
     private let identity: FileIdentity?
     private let isClosed = Atomic(false)
@@ -108,13 +117,18 @@ package final class RelayDatabase: Sendable {
         table: String,
         busyTimeout: Duration,
         writer: SQLiteConnection,
-        reader: SQLiteConnection
+        reader: SQLiteConnection,
+        checkpointer: SQLiteConnection,
+        checkpointThread: NIOThreadPool
     ) {
         self.busyTimeout = busyTimeout
         self.path = path
         self.table = table
         self.writer = writer
         self.reader = reader
+        self.checkpointer = checkpointer
+        self.checkpointThread = checkpointThread
+        (commits, committed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.identity = OwnerOnlyFiles.identity(of: path)
     }
 
@@ -145,21 +159,40 @@ package final class RelayDatabase: Sendable {
         logger: Logger
     ) async throws -> RelayDatabase {
         try OwnerOnlyFiles.file(path)
-        let writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-        let reader: SQLiteConnection
+        let checkpointThread = NIOThreadPool(numberOfThreads: 1)
+        checkpointThread.start()
+        var connections: [SQLiteConnection] = []
         do {
-            reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            for threadPool in [NIOThreadPool.singleton, .singleton, checkpointThread] {
+                connections.append(
+                    try await SQLiteConnection.open(
+                        storage: .file(path: path),
+                        threadPool: threadPool,
+                        logger: logger,
+                        on: MultiThreadedEventLoopGroup.singleton.any()
+                    )
+                )
+            }
         } catch {
-            try? await writer.close().get()
+            for connection in connections { try? await connection.close().get() }
+            try? await checkpointThread.shutdownGracefully()
             throw error
         }
-        let database = RelayDatabase(path: path, table: table, busyTimeout: busyTimeout, writer: writer, reader: reader)
+        let (writer, reader, checkpointer) = (connections[0], connections[1], connections[2])
+        let database = RelayDatabase(
+            path: path,
+            table: table,
+            busyTimeout: busyTimeout,
+            writer: writer,
+            reader: reader,
+            checkpointer: checkpointer,
+            checkpointThread: checkpointThread
+        )
         do {
-            for connection in [writer, reader] { try await connection.setBusyTimeout(busyTimeout) }
-            // WAL: readers never block the writer, and a commit is one append. NORMAL is durable
-            // against a process that dies (what `flush()` promises), not against power loss.
+            for connection in connections { try await connection.setBusyTimeout(busyTimeout) }
+            // WAL: readers never block the writer, and a commit is one append.
             _ = try await writer.query("PRAGMA journal_mode = WAL")
-            _ = try await writer.query("PRAGMA synchronous = NORMAL")
+            for connection in connections { try await connection.setWriterSettings() }
             // `first` and `mails` number the table's mails, so a reader that finds a number
             // skipped knows exactly how many mails the retention deleted before it read them;
             // `stream`, `stream_epoch` and `stream_first` are a room's positions (host-wide).
@@ -191,7 +224,7 @@ package final class RelayDatabase: Sendable {
             _ = try await writer.query("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
             _ = try await writer.query(Self.numbering(table))
             // From here on no statement waits for a lock on a thread (`SQLiteConnection.writing(within:_:)` says why).
-            for connection in [writer, reader] { try await connection.setBusyTimeout(.zero) }
+            for connection in connections { try await connection.setBusyTimeout(.zero) }
         } catch {
             await database.close()
             throw error
@@ -208,6 +241,7 @@ package final class RelayDatabase: Sendable {
         try await writer.takingTheLock(within: busyTimeout) {
             rows = try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
         }
+        committed.yield()
         return rows.compactMap { $0.column("id")?.integer }.map(Int64.init)
     }
 
@@ -278,6 +312,7 @@ package final class RelayDatabase: Sendable {
         try await writer.takingTheLock(within: busyTimeout) {
             _ = try await writer.query("INSERT INTO \(table) (at, payload, mails, stream) VALUES \(values)", binds)
         }
+        committed.yield()
         return rows.count
     }
 
@@ -379,13 +414,41 @@ package final class RelayDatabase: Sendable {
         return Int64(rows.first?.column("data_version")?.integer ?? 0)
     }
 
-    /// Closes both connections.
+    /// After commits of this database's writer, at most once each `interval`: moves the WAL's
+    /// committed pages into the database file (a passive checkpoint, which waits for no reader
+    /// or writer, and so delays none), until cancelled or closed. A failed checkpoint is logged
+    /// and the next one tries again; a writer's own checkpoint
+    /// (`SQLiteConnection.writerCheckpointPages`) bounds the WAL meanwhile. One loop a database:
+    /// it is the one consumer of the writer's commits.
+    ///
+    /// - Parameter checkpointed: Told after each checkpoint how many pages the WAL holds, and how
+    ///   many of them are in the database file now.
+    package func keepCheckpointing(
+        every interval: Duration = .milliseconds(100),
+        logger: Logger,
+        checkpointed: (_ walPages: Int, _ copied: Int) -> Void = { _, _ in }
+    ) async {
+        for await _ in commits {
+            do {
+                let result = try await checkpointer.query("PRAGMA wal_checkpoint(PASSIVE)").first
+                checkpointed(result?.column("log")?.integer ?? 0, result?.column("checkpointed")?.integer ?? 0)
+            } catch {
+                logger.debug("relay: a background checkpoint failed, and the next one tries again: \(error)")
+            }
+            do { try await Task.sleep(for: interval) } catch { return }
+        }
+    }
+
+    /// Closes the connections, and the checkpointer's thread.
     package func close() async {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        committed.finish()
         // The future's close, not the async one: that one does nothing in a cancelled task (a
         // relay's, as it stops), and the handle would stay open.
         try? await writer.close().get()
         try? await reader.close().get()
+        try? await checkpointer.close().get()
+        try? await checkpointThread.shutdownGracefully()
     }
 
     /// A database dropped without ``close()`` (its owner failed, say) still closes its
@@ -396,5 +459,7 @@ package final class RelayDatabase: Sendable {
         guard !isClosed.load(ordering: .acquiring) else { return }
         _ = writer.close() as EventLoopFuture<Void>
         _ = reader.close() as EventLoopFuture<Void>
+        let thread = checkpointThread
+        checkpointer.close().whenComplete { _ in thread.shutdownGracefully { _ in } }
     }
 }

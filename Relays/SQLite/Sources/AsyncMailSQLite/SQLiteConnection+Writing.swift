@@ -43,6 +43,26 @@ extension SQLiteConnection {
         }
     }
 
+    /// How many WAL pages a relay's writing connection lets pile up before it checkpoints on its
+    /// own commit, where SQLite's default is 1,000.
+    ///
+    /// Why: a checkpoint waits on the disk twice (`fsync`), and on a commit that wait is every
+    /// reader's latency: a pause of several milliseconds each few hundred commits.
+    /// `RelayDatabase`'s checkpointer moves the pages in the background instead; but a passive
+    /// checkpoint cannot restart the WAL while commits keep coming, so a writer still does, past
+    /// this many pages (40 MiB of 4 KiB pages, which the WAL file keeps), with little left to
+    /// copy or sync.
+    static let writerCheckpointPages = 10_000
+
+    /// The settings of a relay's connection that writes: `synchronous = NORMAL` (durable against a
+    /// process that dies, which is what `flush()` promises, not against power loss; in WAL mode a
+    /// commit then waits on no `fsync`), and checkpoints left to the background
+    /// (``writerCheckpointPages``).
+    func setWriterSettings() async throws {
+        _ = try await query("PRAGMA synchronous = NORMAL")
+        _ = try await query("PRAGMA wal_autocheckpoint = \(Self.writerCheckpointPages)")
+    }
+
     /// Sets how long a statement waits for another connection's lock, in SQLite's busy handler
     /// (replacing sqlite-nio's, which retries at once and for ever).
     func setBusyTimeout(_ timeout: Duration) async throws {

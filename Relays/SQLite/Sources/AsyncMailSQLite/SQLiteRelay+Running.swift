@@ -71,6 +71,7 @@ extension SQLiteRelay {
                     return
                 }
                 await withTaskGroup(of: Void.self) { reading in
+                    reading.addTask { await storage.database.keepCheckpointing(logger: self.logger) }
                     if let tables = storage.presence {
                         reading.addTask { await self.keepPresence(tables, storage.wakeUps) }
                     }

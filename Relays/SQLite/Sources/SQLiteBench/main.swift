@@ -37,6 +37,11 @@ func payload() -> String {
     return stamp + "|" + String(repeating: "x", count: max(payloadBytes - stamp.count - 1, 0))
 }
 
+/// Runs `database`'s background checkpoints, as a relay does, until the task is cancelled.
+func checkpointing(_ database: RelayDatabase) -> Task<Void, Never> {
+    Task { await database.keepCheckpointing(logger: logger) }
+}
+
 /// A line on standard output, at once: the parent waits for it on a pipe.
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -193,11 +198,14 @@ func benchRelay(mails: Int) async throws {
     }
     task.cancel()
     _ = await task.result
-    // Baseline: the same mails as plain batched inserts of 100 rows, nobody reading, same run.
+    // Baseline: the same mails as plain batched inserts of 100 rows into the relay's table, with
+    // its storage settings and checkpoints, nobody reading, same run.
     let database = try await RelayDatabase.open(path: folder + "/plain.sqlite", logger: logger)
+    let checkpoints = checkpointing(database)
     let inserted = try await clock.measure {
         for _ in 0..<(throughputMails / 100) { _ = try await database.append((0..<100).map { _ in payload() }, at: 0) }
     }
+    checkpoints.cancel()
     await database.close()
     print(
         "relay: \(mails) mails at 1,000/s, then \(throughputMails) in posts of 100; cores: \(ProcessInfo.processInfo.activeProcessorCount)"
@@ -229,6 +237,7 @@ defer { try? FileManager.default.removeItem(atPath: folder) }
 let path = folder + "/relay.sqlite"
 let writer = try await RelayDatabase.open(path: path, logger: logger)
 let wakeUps = try await WakeUps.open(beside: path, name: "writer")
+let checkpoints = checkpointing(writer)
 let clock = ContinuousClock()
 
 // Latency: one row a commit, 1,000 a second, the reader in another process.
@@ -267,5 +276,6 @@ print("latency ms (p50 p99 max), append to read in another process: \(latency)")
 print(
     "throughput: relayed \(Int(Double(throughputRows) / (Double(relayed.components.attoseconds) / 1e18 + Double(relayed.components.seconds)))) rows/s, plain inserts \(Int(Double(throughputRows) / (Double(inserted.components.attoseconds) / 1e18 + Double(inserted.components.seconds)))) rows/s, ratio \(String(format: "%.2f", ratio))x"
 )
+checkpoints.cancel()
 await wakeUps.close()
 await writer.close()

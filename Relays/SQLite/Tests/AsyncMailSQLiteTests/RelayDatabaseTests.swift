@@ -164,4 +164,36 @@ extension RelayDatabaseTests {
             await database.close()
         }
     }
+
+    @Test("checkpoints leave the writer's commits: past SQLite's 1,000 pages they copy nothing, the checkpointer does")
+    func backgroundCheckpoints() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let database = try await RelayDatabase.open(path: path, logger: logger)
+            let size = { (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+            let before = try size()
+            // 1,200 rows of about a page each: with SQLite's default, the commit past 1,000 pages
+            // would have copied them into the file itself, and waited on the disk to do it.
+            let page = String(repeating: "x", count: 4_000)
+            for _ in 0..<12 { _ = try await database.append(Array(repeating: page, count: 100), at: 1) }
+            #expect(try size() == before, "a commit checkpointed")
+
+            let (results, result) = AsyncStream.makeStream(of: (walPages: Int, copied: Int).self)
+            let checkpoints = Task {
+                await database.keepCheckpointing(every: .milliseconds(1), logger: logger) { result.yield(($0, $1)) }
+            }
+            _ = try await database.append(["one more"], at: 1)
+            let done = try await withTimeout {
+                for await checkpoint in results where checkpoint.walPages > 1_200 {
+                    if checkpoint.copied == checkpoint.walPages { return true }
+                }
+                return false
+            }
+            #expect(done)
+            #expect(try size() > before + 1_200 * 4_000, "the rows are in the file")
+            checkpoints.cancel()
+            await checkpoints.value
+            await database.close()
+        }
+    }
 }
