@@ -21,6 +21,7 @@ let package = Package(
         .package(path: "../Postgres"),
         .package(path: "../SQLite"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
@@ -47,6 +48,7 @@ let package = Package(
                 .product(name: "RelayTesting", package: "wire"),
                 .product(name: "AsyncMailSQLite", package: "sqlite"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

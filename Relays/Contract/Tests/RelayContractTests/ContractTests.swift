@@ -180,4 +180,34 @@ struct ContractTests {
         let rest = try await resumed.mail.first(3)
         #expect(rest.map(\.mail.text) == ["3", "4", "5"], "after the position, once each")
     }
+
+    @Test(
+        "mail the retention deleted before a running relay read it is reported as the next row is read, exactly",
+        arguments: Engine.all
+    )
+    func lossWhileRunning(engine: Engine) async throws {
+        let place = try engine.makePlace(#function)
+        let settings = Settings(sharedPositions: true)
+        let lobby = RoomID(name: "lobby")
+        let (here, there) = (Mailroom(), Mailroom())
+        for mailroom in [here, there] { await mailroom.retainHistory(ChatLine.self, count: 100) }
+        try await start(engine.makeRelay(here, place, settings))
+        let listening = try engine.makeRelay(there, place, settings)
+        let events = listening.events()
+        try await start(listening)
+        let heard = try await there.subscribe(to: ChatLine.self, from: .only(lobby), after: nil)
+        await here.post(ChatLine(text: "seen"), from: lobby)
+        #expect(try await heard.mail.first(1).map(\.mail.text) == ["seen"])
+
+        // Three mails written and deleted while the relay was between two reads.
+        try await engine.loseUnread(place, 3)
+        await here.post(ChatLine(text: "after"), from: lobby)
+        let expired: RelayEvent? = try await withTimeout {
+            for await event in events where event.code == .expired { return event }
+            return nil
+        }
+        #expect(expired == .expired(mails: 3))
+        #expect(listening.counters.missing == 3)
+        #expect(try await heard.mail.first(1).map(\.mail.text) == ["after"], "the mail after the loss still arrives")
+    }
 }

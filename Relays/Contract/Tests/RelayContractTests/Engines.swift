@@ -7,6 +7,7 @@ import Foundation
 import Logging
 import PostgresNIO
 @_exported import RelayTesting
+import SQLiteNIO
 import Testing
 
 /// Never registered: stays local.
@@ -35,6 +36,9 @@ struct Engine: Sendable, CustomTestStringConvertible {
     let makePlace: @Sendable (_ test: String) throws -> Place
     /// A relay for `mailroom` at `place`, with the contract's registrations.
     let makeRelay: @Sendable (_ mailroom: Mailroom, _ place: Place, _ settings: Settings) throws -> any MailRelay
+    /// Moves `place`'s numbers on by `mails`, in the whole table and in every room of `ChatLine`,
+    /// as if that many were written and the retention deleted them before any relay read them.
+    let loseUnread: @Sendable (_ place: Place, _ mails: Int) async throws -> Void
 
     var testDescription: String { name }
 
@@ -70,6 +74,19 @@ struct Engine: Sendable, CustomTestStringConvertible {
         try relay.register(ChatLine.self, as: "chat.line", positions: settings.sharedPositions ? .hostWide : .local)
         try relay.register(sender: RoomID.self, as: "room")
         return relay
+    } loseUnread: { place, mails in
+        let connection = try await SQLiteConnection.open(storage: .file(path: place.name), logger: logger)
+        do {
+            _ = try await connection.query("PRAGMA busy_timeout = 5000")
+            _ = try await connection.query(
+                "UPDATE asyncmail_relay_counters SET last = last + ? WHERE stream = '' OR stream LIKE 'chat.line/%'",
+                [.integer(mails)]
+            )
+        } catch {
+            try? await connection.close().get()
+            throw error
+        }
+        try await connection.close().get()
     }
 
     static let postgres = Engine(name: "PostgreSQL") { test in
@@ -95,6 +112,26 @@ struct Engine: Sendable, CustomTestStringConvertible {
         try relay.register(ChatLine.self, as: "chat.line", positions: settings.sharedPositions ? .fleetWide : .local)
         try relay.register(sender: RoomID.self, as: "room")
         return relay
+    } loseUnread: { place, mails in
+        let connection = try await PostgresConnection.connect(
+            configuration: try PostgresRelay.connectionFromEnvironment(),
+            id: 1,
+            logger: logger
+        )
+        do {
+            try await connection.query(
+                """
+                UPDATE asyncmail_relay_counters SET last = last + \(mails)
+                WHERE relay_table = 'asyncmail_relay' AND channel = \(place.name)
+                    AND (stream = '' OR stream LIKE 'chat.line/%')
+                """,
+                logger: logger
+            )
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
     }
 }
 
