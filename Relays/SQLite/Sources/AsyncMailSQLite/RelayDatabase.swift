@@ -18,8 +18,8 @@ import Synchronization
 /// Three connections: the writer's, used only by the publishing loop; the reader's, used only
 /// by the reading loop, whose `PRAGMA data_version` moves whenever another connection (this
 /// process's writer too) commits; and the checkpointer's, on a thread of its own, which moves
-/// committed pages from the WAL into the database file (``keepCheckpointing(every:logger:)``) off the
-/// writer's path.
+/// committed pages from the WAL into the database file (``keepCheckpointing(every:logger:checkpointed:)``)
+/// off the writer's path.
 package final class RelayDatabase: Sendable {
     /// A row as read: its number, and its payload (untrusted).
     package struct Row: Sendable, Equatable {
@@ -398,6 +398,7 @@ package final class RelayDatabase: Sendable {
                 [.integer(Int(cutoff))]
             ).count
         }
+        committed.yield()
         return deleted
     }
 
@@ -414,7 +415,8 @@ package final class RelayDatabase: Sendable {
         return Int64(rows.first?.column("data_version")?.integer ?? 0)
     }
 
-    /// After commits of this database's writer, at most once each `interval`: moves the WAL's
+    /// After commits of this database's writer (``append(_:at:)``, ``publish(_:at:)``,
+    /// ``deleteExpired(before:)``), at most once each `interval`: moves the WAL's
     /// committed pages into the database file (a passive checkpoint, which waits for no reader
     /// or writer, and so delays none), until cancelled or closed. A failed checkpoint is logged
     /// and the next one tries again; a writer's own checkpoint
