@@ -46,7 +46,11 @@ let package = Package(
         .target(name: "RelayWire", dependencies: [.product(name: "AsyncMail", package: root)]),
         .target(
             name: "RelayTesting",
-            dependencies: ["AsyncMailRelay", .product(name: "AsyncMailTesting", package: root)]
+            dependencies: [
+                "AsyncMailRelay",
+                .product(name: "AsyncMail", package: root),
+                .product(name: "AsyncMailTesting", package: root),
+            ]
         ),
         // libFuzzer's target for decoding and accounting; without -DFUZZING it replays inputs.
         .executableTarget(

@@ -25,7 +25,7 @@ final class PresenceTables: PresenceStore {
     private let busyTimeout: Duration
     private let wakeUps: WakeUps
     /// How far this process has read the log of changed topics.
-    private let cursor: Mutex<Int64>
+    private let cursor: Guarded<Int64>
     private let isClosed = Atomic(false)
 
     private var entries: String { table + "_presence" }
@@ -45,7 +45,7 @@ final class PresenceTables: PresenceStore {
         self.instance = instance
         self.busyTimeout = busyTimeout
         self.wakeUps = wakeUps
-        self.cursor = Mutex(cursor)
+        self.cursor = Guarded(cursor)
     }
 
     /// Opens a connection to the file at `path` (which ``RelayDatabase`` has opened and checked),

@@ -1,3 +1,4 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import Foundation
 import Synchronization
 
@@ -226,7 +227,7 @@ package final class WakeUps: Sendable {
         private let socket: Int32
         private let closed = Atomic(false)
         /// Whether the thread has closed the socket, and who waits for it to.
-        private let exit = Mutex<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+        private let exit = Guarded<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
         private let path: String
 
         private init(socket: Int32, path: String) {

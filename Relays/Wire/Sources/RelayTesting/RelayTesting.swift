@@ -1,7 +1,7 @@
+@_spi(AsyncMailInternal) import AsyncMail
 import AsyncMailRelay
 import AsyncMailTesting
 import Foundation
-import Synchronization
 import Testing
 
 // What the relays' test suites share (AsyncMailPostgres's, the contract's against every engine):
@@ -14,7 +14,7 @@ public final class Fleet: Sendable {
     /// The fleet of the test running in this task; set by ``StopsRelays``.
     @TaskLocal public static var current: Fleet?
 
-    private let running = Mutex<[Task<Void, any Error>]>([])
+    private let running = Guarded<[Task<Void, any Error>]>([])
 
     public init() {}
 
@@ -90,7 +90,7 @@ public func stop(_ running: Task<Void, any Error>) async throws {
 /// The lines a child process writes, as they come.
 public func lines(of pipe: Pipe) -> AsyncStream<String> {
     let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-    let pending = Mutex(Data())
+    let pending = Guarded(Data())
     pipe.fileHandleForReading.readabilityHandler = { handle in
         let data = handle.availableData
         if data.isEmpty {
