@@ -192,7 +192,7 @@ package final class RelayDatabase: Sendable {
             for connection in connections { try await connection.setBusyTimeout(busyTimeout) }
             // WAL: readers never block the writer, and a commit is one append.
             _ = try await writer.query("PRAGMA journal_mode = WAL")
-            for connection in connections { try await connection.setWriterSettings() }
+            try await writer.setWriterSettings()
             // `first` and `mails` number the table's mails, so a reader that finds a number
             // skipped knows exactly how many mails the retention deleted before it read them;
             // `stream`, `stream_epoch` and `stream_first` are a room's positions (host-wide).
@@ -351,7 +351,7 @@ package final class RelayDatabase: Sendable {
 
     /// The table's counters: the whole table's (`stream` empty) and each room's.
     package func counters() async throws -> [StoredCounter] {
-        try await reader.query("SELECT stream, last, epoch FROM \(table)_counters ")
+        try await reader.query("SELECT stream, last, epoch FROM \(table)_counters")
             .compactMap { row in
                 guard let stream = row.column("stream")?.storedText, let last = row.column("last")?.storedInteger,
                     let epoch = row.column("epoch")?.storedInteger
