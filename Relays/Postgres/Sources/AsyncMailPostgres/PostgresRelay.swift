@@ -192,7 +192,7 @@ public final class PostgresRelay: MailRelay {
         // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
         // types with fleet-wide positions, which the mailroom routes here instead of delivering.
         // Bounded by the gate, which admits a post only while the backlog allows.
-        let (posts, postsContinuation) = AsyncStream.makeStream(of: PostedMail.self)
+        let (posts, postsContinuation) = AsyncStream.makeStream(of: [PostedMail].self)
         let tap = await carrier.tap(into: postsContinuation)
         gate.open()
         carrier.startRouting(into: postsContinuation)

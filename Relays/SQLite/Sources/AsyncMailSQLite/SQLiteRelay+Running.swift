@@ -32,7 +32,7 @@ extension SQLiteRelay {
         state.withLock { $0.hasStarted = true }
         // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
         // types with host-wide positions, which the mailroom routes here instead of delivering.
-        let (posts, postsContinuation) = AsyncStream.makeStream(of: PostedMail.self)
+        let (posts, postsContinuation) = AsyncStream.makeStream(of: [PostedMail].self)
         let tap = await carrier.tap(into: postsContinuation)
         gate.open()
         carrier.startRouting(into: postsContinuation)

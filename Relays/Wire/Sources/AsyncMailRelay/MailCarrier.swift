@@ -50,38 +50,52 @@ public final class MailCarrier: Sendable {
         self.system = system
     }
 
-    /// Taps the mailroom: each relayable post it admits goes to `posts`, in the mailroom's one
-    /// order. Mail this relay delivered carries its mark, so it is never sent back out; mail that
-    /// can never travel is never buffered. The filter runs at post time, so the gate counts
-    /// exactly what ``forward(_:)`` will take.
+    /// Taps the mailroom: each relayable post it admits goes to `posts` whole, as one element, in
+    /// the mailroom's one order. Mail this relay delivered carries its mark, so it is never sent
+    /// back out; mail that can never travel is never buffered. The filter runs at post time, so
+    /// the gate counts exactly what ``forward(_:)`` will take.
+    ///
+    /// One element a post, not a mail: the forwarding loop is then woken once a post, where a
+    /// wake-up a mail cost the writer more than encoding. The filter sees a post's mails one
+    /// after another with no other post between them (the mailroom's taps hold a lane for a
+    /// whole post), so it gathers them until the post's last.
     ///
     /// The returned stream ends when the mailroom closes: nothing more will be posted.
-    public func tap(into posts: AsyncStream<PostedMail>.Continuation) async -> AsyncStream<PostedMail> {
+    public func tap(into posts: AsyncStream<[PostedMail]>.Continuation) async -> AsyncStream<PostedMail> {
         let (relayID, registry, gate) = (relayID, registry, gate)
+        let gathered = Guarded<[PostedMail]>([])  // the post in progress
         return await mailroom.tap(where: { posted in
-            guard RelayInbound.relay != relayID, registry.canRelay(posted) else { return false }
-            if gate.admit(endingPost: posted.isLastInPost) { posts.yield(posted) }
+            if RelayInbound.relay != relayID, registry.canRelay(posted), gate.admit(endingPost: posted.isLastInPost) {
+                gathered.withLock { $0.append(posted) }
+            }
+            if posted.isLastInPost {
+                let post = gathered.withLock { mails in
+                    var post: [PostedMail] = []
+                    swap(&post, &mails)
+                    return post
+                }
+                if !post.isEmpty { posts.yield(post) }
+            }
             return false  // the tap only keeps the filter registered, and ends with the mailroom
         })
     }
 
-    /// Makes the mailroom hand every post of a type with shared positions to `posts`, in the
-    /// order every tap hears posts, instead of delivering it; the gate admits it as it admits
+    /// Makes the mailroom hand every post of a type with shared positions to `posts`, whole, in
+    /// the order every tap hears posts, instead of delivering it; the gate admits it as it admits
     /// tapped mail. The engine delivers it once it reads it back, with the shared position.
-    public func startRouting(into posts: AsyncStream<PostedMail>.Continuation) {
+    public func startRouting(into posts: AsyncStream<[PostedMail]>.Continuation) {
         let (relayID, registry, gate) = (relayID, registry, gate)
         let route: @Sendable ([PostedMail]) -> Bool = { mails in
             // Mail this relay delivers is never routed back (a row written without positions).
             guard RelayInbound.relay != relayID, let first = mails.first, registry.canRelay(first) else {
                 return false
             }
-            var admitted = false
             // The gate admits a post whole or refuses it whole.
-            for mail in mails where gate.admit(endingPost: mail.isLastInPost, routed: true) {
-                admitted = true
-                posts.yield(mail)
-            }
-            return admitted
+            var admitted: [PostedMail] = []
+            for mail in mails where gate.admit(endingPost: mail.isLastInPost, routed: true) { admitted.append(mail) }
+            if admitted.isEmpty { return false }
+            posts.yield(admitted)
+            return true
         }
         for codec in registry.fleetWideCodecs { codec.route(mailroom, route) }
     }
@@ -95,65 +109,69 @@ public final class MailCarrier: Sendable {
     /// Encodes tapped mail of registered types and queues it, a batch as one post, until a
     /// graceful shutdown or cancellation; queues each flush's marker behind the mail posted
     /// before it.
-    public func forward(_ tap: AsyncStream<PostedMail>) async {
+    public func forward(_ tap: AsyncStream<[PostedMail]>) async {
         var pending: OutboundPost?
         var pendingMails = 0  // every mail of the post in progress, sent or not
         var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
         let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
-        for await posted in tap {
-            pendingMails += 1
-            do {
-                if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
-                    if bytes + encoded.overheadBytes > mailLimit {
-                        gate.lose(1)
-                        reporter.report(.oversize(type: encoded.type, bytes: bytes)) { $0.oversize.addSaturating(1) }
-                    } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
-                        tooLarge = true
-                        pending = nil
-                    } else if pending == nil {
-                        // The post's first mail: its context is the whole post's.
-                        var encoded = encoded
-                        encoded.context = posted.context
-                        encoded.trace = RelayTracing.trace(of: posted.context)
-                        pending = encoded
-                    } else {
-                        pending?.append(encoded)
+        for await mails in tap {
+            for posted in mails {
+                pendingMails += 1
+                do {
+                    if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
+                        if bytes + encoded.overheadBytes > mailLimit {
+                            gate.lose(1)
+                            reporter.report(.oversize(type: encoded.type, bytes: bytes)) {
+                                $0.oversize.addSaturating(1)
+                            }
+                        } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
+                            tooLarge = true
+                            pending = nil
+                        } else if pending == nil {
+                            // The post's first mail: its context is the whole post's.
+                            var encoded = encoded
+                            encoded.context = posted.context
+                            encoded.trace = RelayTracing.trace(of: posted.context)
+                            pending = encoded
+                        } else {
+                            pending?.append(encoded)
+                        }
+                    }
+                } catch {
+                    gate.lose(1)
+                    reporter.report(.publishFailed(reason: "encoding failed: \(error)", mails: 1)) {
+                        $0.publishFailures += 1
                     }
                 }
-            } catch {
-                gate.lose(1)
-                reporter.report(.publishFailed(reason: "encoding failed: \(error)", mails: 1)) {
-                    $0.publishFailures += 1
-                }
-            }
-            if posted.isLastInPost {
-                if tooLarge {
-                    gate.lose(pendingMails)
-                    let type = registry.mailCodec(for: posted.mailType)?.name ?? posted.typeName
-                    reporter.report(.oversize(type: type, bytes: postLimit)) {
-                        $0.oversize.addSaturating(pendingMails)
+                if posted.isLastInPost {
+                    if tooLarge {
+                        gate.lose(pendingMails)
+                        let type = registry.mailCodec(for: posted.mailType)?.name ?? posted.typeName
+                        reporter.report(.oversize(type: type, bytes: postLimit)) {
+                            $0.oversize.addSaturating(pendingMails)
+                        }
+                    } else if var post = pending {
+                        post.queuedAt = .now
+                        if queue.append(.post(post)) {
+                            reporter.count { $0.queued += post.mails.count }
+                        } else {
+                            gate.lose(post.mails.count)
+                            reporter.report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
+                        }
                     }
-                } else if var post = pending {
-                    post.queuedAt = .now
-                    if queue.append(.post(post)) {
-                        reporter.count { $0.queued += post.mails.count }
-                    } else {
-                        gate.lose(post.mails.count)
-                        reporter.report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
+                    pending = nil
+                    pendingMails = 0
+                    tooLarge = false
+                }
+                let progress = gate.forwardedOne()
+                if progress.refusedPosts > 0 {
+                    reporter.report(.queueOverflow(posts: progress.refusedPosts)) {
+                        $0.queueOverflow += progress.refusedPosts
                     }
                 }
-                pending = nil
-                pendingMails = 0
-                tooLarge = false
+                for ticket in progress.matured where !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
+                if progress.isDone { return }  // shutting down, and all is forwarded
             }
-            let progress = gate.forwardedOne()
-            if progress.refusedPosts > 0 {
-                reporter.report(.queueOverflow(posts: progress.refusedPosts)) {
-                    $0.queueOverflow += progress.refusedPosts
-                }
-            }
-            for ticket in progress.matured where !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
-            if progress.isDone { return }  // shutting down, and all is forwarded
         }
     }
 
