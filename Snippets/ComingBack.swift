@@ -56,7 +56,7 @@ precondition(late.gap == HistoryGap(code: .expired, missed: 3))
 do {
     _ = try MailPosition(parsing: "0123-not-a-position")
     preconditionFailure("a mangled position reads back")
-} catch {
+} catch let error as PositionError {
     print("refused:", error)
     precondition(error.code == .malformed)
 }

@@ -45,7 +45,7 @@ struct HistoryArticleTests {
         do {
             position = try MailPosition(parsing: query)
         } catch {
-            return  // malformed (error.reason says how): tell the client to start afresh
+            return  // malformed (a PositionError: its reason says how): tell the client to start afresh
         }
         let catchingUp = try await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), after: position)
         if let gap = catchingUp.gap {
@@ -69,9 +69,9 @@ struct HistoryArticleTests {
         #expect(try await resumed.mail.first(2).map(\.mail.text) == ["d", "e"])
         // snippet.hide
         // snippet.show
-        do throws(PositionError) {
+        do {
             _ = try await mailroom.subscribe(to: ChatLine.self, after: MailPosition(parsing: "not-a-position"))
-        } catch {
+        } catch let error as PositionError {
             #expect(error.code == .malformed)  // never a crash: a position comes from a client
         }
         // snippet.hide

@@ -185,7 +185,7 @@ struct HistoryModelTests {
                     filed.expected = keptHere.filter { filed.number($0) > from && filed.hears($0) }
                     resumes.append(filed)
                 } catch {
-                    #expect(error == expectedError, "step \(step): resume refused; \(replay)")
+                    #expect(error as? PositionError == expectedError, "step \(step): resume refused; \(replay)")
                 }
             case 75..<85 where !resumes.isEmpty:
                 // Dropping the stream (the model's only reference) ends the subscription.

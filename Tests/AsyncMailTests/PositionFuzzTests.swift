@@ -33,7 +33,7 @@ struct PositionFuzzTests {
         "mutated, random and oversized strings are refused as malformed, or read as the one position they spell",
         arguments: [1, 2, 3] as [UInt64]
     )
-    func mutations(seed: UInt64) {
+    func mutations(seed: UInt64) throws {
         var random = SeededRandomNumberGenerator(seed: seed)
         let alphabet = Array("0123456789abcdefABCDEF-+ x\u{0}é٣".unicodeScalars)
         var accepted = 0
@@ -66,7 +66,7 @@ struct PositionFuzzTests {
                 let position = try MailPosition(parsing: text)
                 #expect(position.description == text, "accepted only in its own form: \(text.debugDescription)")
                 accepted += 1
-            } catch {
+            } catch let error as PositionError {
                 #expect(error.code == .malformed, "\(text.debugDescription): \(error)")
             }
         }
@@ -124,7 +124,7 @@ struct PositionFuzzTests {
             do {
                 let resumed = try await mailroom.subscribe(to: Ping.self, after: forged)
                 outcomes[resumed.gap.map { "\($0.code)" } ?? "resumed", default: 0] += 1
-            } catch {
+            } catch let error as PositionError {
                 outcomes["\(error.code)", default: 0] += 1
             }
         }

@@ -80,7 +80,7 @@ extension Mailroom {
         after position: MailPosition?,
         bufferingPolicy: AsyncStream<Positioned<M>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<M>>> {
+    ) async throws -> Resumption<AsyncStream<Positioned<M>>> {
         let (gap, start, registered) = try subscribeWithPositions(
             M.self,
             from: senders,
@@ -109,7 +109,7 @@ extension Mailroom {
         after position: MailPosition?,
         backlogLimit: Int,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<M>>> {
+    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
         let (gap, start, registered) = try subscribeWithPositions(
             M.self,
@@ -138,7 +138,7 @@ extension Mailroom {
         after position: MailPosition?,
         bufferingPolicy: AsyncStream<Positioned<Envelope<M, S>>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<Envelope<M, S>>>> {
+    ) async throws -> Resumption<AsyncStream<Positioned<Envelope<M, S>>>> {
         let (gap, start, registered) = try _switchboard.subscribeWithPositions(
             to: M.self,
             fromAny: S.self,
@@ -162,7 +162,7 @@ extension Mailroom {
         after position: MailPosition?,
         backlogLimit: Int,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<Envelope<M, S>>>> {
+    ) async throws -> Resumption<BoundedStream<Positioned<Envelope<M, S>>>> {
         let endSignal = EndSignal(limit: max(backlogLimit, 0))
         let (gap, start, registered) = try _switchboard.subscribeWithPositions(
             to: M.self,

@@ -104,7 +104,7 @@ extension Mailroom {
         after position: MailPosition?,
         bufferingPolicy: AsyncStream<Positioned<M>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<M>>> {
+    ) async throws -> Resumption<AsyncStream<Positioned<M>>> {
         fatalError("unavailable")
     }
 
@@ -120,7 +120,7 @@ extension Mailroom {
         after position: MailPosition?,
         backlogLimit: Int,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<M>>> {
+    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
         fatalError("unavailable")
     }
 
@@ -226,7 +226,7 @@ extension Mailroom {
         after position: MailPosition?,
         bufferingPolicy: AsyncStream<Positioned<M>>.Continuation.BufferingPolicy = .unbounded,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<AsyncStream<Positioned<M>>> {
+    ) async throws -> Resumption<AsyncStream<Positioned<M>>> {
         fatalError("unavailable")
     }
 
@@ -241,7 +241,7 @@ extension Mailroom {
         after position: MailPosition?,
         backlogLimit: Int,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<M>>> {
+    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
         fatalError("unavailable")
     }
 

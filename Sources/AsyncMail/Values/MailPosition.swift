@@ -60,7 +60,20 @@ public struct MailPosition: Sendable, Hashable, Comparable, CustomStringConverti
     /// decimal number from 0 to `UInt64.max` with no sign or leading zero. Nothing longer than
     /// ``maximumLength`` is read at all. The three-part form of AsyncMail 0.x (`EPOCH-STREAM-SEQUENCE`,
     /// when history was kept per type) is refused as malformed: its sequence counts another room's mail.
-    public init(parsing text: some StringProtocol) throws(PositionError) {
+    ///
+    /// - Throws: a ``PositionError`` with code ``PositionError/Code/malformed``, whose `reason` says
+    ///   which part is wrong. The error is untyped, as ``Mailroom``'s resuming `subscribe` calls'
+    ///   are (the Coming Back article says why): catch it with `catch let error as PositionError`.
+    ///
+    /// ```swift
+    /// let position = try MailPosition(parsing: text)  // text from a client: untrusted
+    /// ```
+    public init(parsing text: some StringProtocol) throws {
+        self = try Self.read(text)
+    }
+
+    /// ``init(parsing:)``, with its error typed for the library's own callers.
+    static func read(_ text: some StringProtocol) throws(PositionError) -> MailPosition {
         let utf8 = Array(text.utf8.prefix(Self.maximumLength + 1))
         guard utf8.count <= Self.maximumLength else { throw .malformed("longer than \(Self.maximumLength) bytes") }
         let parts = utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
@@ -77,7 +90,7 @@ public struct MailPosition: Sendable, Hashable, Comparable, CustomStringConverti
         guard let sequence = Self.decimal(parts[3]) else {
             throw .malformed("the sequence is not a number from 0 to \(UInt64.max) without leading zeros")
         }
-        self.init(epoch: epoch, stream: UInt32(stream), room: UInt32(room), sequence: sequence)
+        return MailPosition(epoch: epoch, stream: UInt32(stream), room: UInt32(room), sequence: sequence)
     }
 
     @available(

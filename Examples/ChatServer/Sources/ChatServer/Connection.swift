@@ -47,7 +47,7 @@ func serveResumingConnection(
 ) async throws {
     let (resumed, reset) = try await resume(in: room, after: text, mailroom: mailroom, slowLimit: slowLimit)
     if let start = resumed.start { try await outbound.write(.text(StartFrame(start: start.description).json)) }
-    if let reset { try await outbound.write(.text(ResetFrame(missed: reset).json)) }
+    if let reset { try await outbound.write(.text(reset.json)) }
     let end = await resumed.mail.serve { line in
         try await withSpan("chat write", ofKind: .producer) { _ in
             try await outbound.write(
@@ -60,18 +60,16 @@ func serveResumingConnection(
     try await finish(end, channel: channel, outbound: outbound)
 }
 
-/// Subscribes after the client's position, and says whether it gets a reset (with the count
-/// missed, or nil when unknown). The position is the client's text, untrusted: anything that is
-/// not one of this instance's positions is a reset, then live lines.
+/// Subscribes after the client's position, with the reset frame the client gets first when that
+/// position cannot be resumed from (nil when it can). The position is the client's text,
+/// untrusted: anything that is not one of this instance's positions is a reset, then live lines.
 private func resume(
     in room: RoomID,
     after text: Substring,
     mailroom: Mailroom,
     slowLimit: Int
-) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: Int??) {
-    func subscribe(
-        after position: MailPosition?
-    ) async throws(PositionError) -> Resumption<BoundedStream<Positioned<ChatLine>>> {
+) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: ResetFrame?) {
+    func subscribe(after position: MailPosition?) async throws -> Resumption<BoundedStream<Positioned<ChatLine>>> {
         try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: slowLimit)
     }
     guard !text.isEmpty else { return (try await subscribe(after: nil), nil) }  // `?after=`: live, no reset
@@ -79,12 +77,10 @@ private func resume(
         // One throwing parse: a mangled position is refused, never read as "no position".
         let position = text == "oldest" ? .oldestKept : try MailPosition(parsing: text)
         let resumed = try await subscribe(after: position)
-        let reset: Int?? = resumed.gap.map { gap -> Int? in gap.missed }
-        return (resumed, reset)
-    } catch {
-        guard error.code != .noHistory else { throw error }
+        return (resumed, resumed.gap.map { ResetFrame(missed: $0.missed) })
+    } catch let error as PositionError where error.code != .noHistory {
         // Mangled, another type's, or past the newest line (forged): live from here, after a reset.
-        return (try await subscribe(after: nil), .some(nil))
+        return (try await subscribe(after: nil), ResetFrame(missed: nil))
     }
 }
 
