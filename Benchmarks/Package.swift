@@ -9,6 +9,11 @@ let root = String(Context.packageDirectory.split(separator: "/").dropLast().last
 let package = Package(
     name: "AsyncMailBenchmarks",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        // Explicit, so that Tests/ReleaseShapes can build them too (Scripts/build-packages.sh).
+        .executable(name: "MailroomBenchmarks", targets: ["MailroomBenchmarks"]),
+        .executable(name: "Probe", targets: ["Probe"]),
+    ],
     dependencies: [
         .package(path: ".."),
         .package(path: "../Observability"),

@@ -9,6 +9,10 @@ let root = String(Context.packageDirectory.split(separator: "/").dropLast(2).las
 let package = Package(
     name: "ChatServer",
     platforms: [.macOS(.v15)],
+    products: [
+        // Explicit, so that Tests/ReleaseShapes can build it too (Scripts/build-packages.sh).
+        .executable(name: "ChatServer", targets: ["ChatServer"])
+    ],
     dependencies: [
         .package(path: "../.."),
         .package(path: "../../ServiceLifecycle"),

@@ -2,11 +2,18 @@
 # Builds the chat server and drives it with real WebSocket clients (Python `websockets`) over
 # 127.0.0.1: rooms and ordering, connection churn, slow-client eviction with flat memory, SIGTERM.
 #   Examples/ChatServer/test.sh [rooms|churn|slow|sigterm ...]
-# CHAT_SCRATCH_PATH builds in another package's build folder (CI passes the relay's, which already
-# holds SwiftNIO and PostgresNIO, so the server is not compiled from scratch a second time).
+# CHAT_CONFIGURATION=release tests the release build a server ships (debug by default).
+# CHAT_SCRATCH_PATH builds in another package's build folder (CI passes the one that already holds
+# SwiftNIO and PostgresNIO, so the server is not compiled from scratch a second time). SwiftPM does
+# not notice there that the root package changed, so the folder's build plan is removed first.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'websockets>=14'
-scratch=(${CHAT_SCRATCH_PATH:+--scratch-path "$CHAT_SCRATCH_PATH"})
-swift build --product ChatServer "${scratch[@]}"
-python3 Tests/chat_test.py "$(swift build --show-bin-path "${scratch[@]}")/ChatServer" "$@"
+configuration=${CHAT_CONFIGURATION:-debug}
+scratch=()
+if [ -n "${CHAT_SCRATCH_PATH:-}" ]; then
+    scratch=(--scratch-path "$CHAT_SCRATCH_PATH")
+    rm -f "$CHAT_SCRATCH_PATH/$configuration.yaml"
+fi
+swift build -c "$configuration" --product ChatServer "${scratch[@]}"
+python3 Tests/chat_test.py "$(swift build -c "$configuration" --show-bin-path "${scratch[@]}")/ChatServer" "$@"

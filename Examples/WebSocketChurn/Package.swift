@@ -6,6 +6,10 @@ import PackageDescription
 let package = Package(
     name: "WebSocketChurn",
     platforms: [.macOS(.v15)],
+    products: [
+        // Explicit, so that Tests/ReleaseShapes can build it too (Scripts/build-packages.sh).
+        .executable(name: "WebSocketChurn", targets: ["WebSocketChurn"])
+    ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),

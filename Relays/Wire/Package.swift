@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "RelayWire", targets: ["RelayWire"]),
         // What the relays' test suites share: relays stopped when their test ends, a child's lines.
         .library(name: "RelayTesting", targets: ["RelayTesting"]),
+        // The fuzz target (Scripts/fuzz-relay.sh); explicit, so that Tests/ReleaseShapes can build it too.
+        .executable(name: "RelayFuzz", targets: ["RelayFuzz"]),
     ],
     dependencies: [
         .package(path: "../.."),

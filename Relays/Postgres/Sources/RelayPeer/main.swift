@@ -1,8 +1,10 @@
 // Two processes exchanging mail through PostgreSQL. Start one with `listen`, another with `talk`:
 //
 //   eval "$(Scripts/postgres.sh start)"
-//   swift run --package-path Relays/Postgres RelayPeer listen 3 &
-//   swift run --package-path Relays/Postgres RelayPeer talk 3
+//   swift build --package-path Relays/Postgres --product RelayPeer   # once: two `swift run`s would collide
+//   peer="$(swift build --package-path Relays/Postgres --show-bin-path)/RelayPeer"
+//   "$peer" listen 3 &
+//   "$peer" talk 3                                      # once the listener says "listening"
 //
 // The listener prints each line it hears and exits after COUNT; the talker posts COUNT lines to
 // the lobby, flushes, prints "flushed" and exits (or, with RELAY_PEER_HANG=1, waits to be

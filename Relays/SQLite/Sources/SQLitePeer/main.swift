@@ -1,8 +1,10 @@
 // Two processes exchanging mail through one SQLite file, with no server. Start one with `listen`,
 // another with `talk`:
 //
-//   swift run --package-path Relays/SQLite SQLitePeer listen 3 &
-//   swift run --package-path Relays/SQLite SQLitePeer talk 3
+//   swift build --package-path Relays/SQLite --product SQLitePeer   # once: two `swift run`s would collide
+//   peer="$(swift build --package-path Relays/SQLite --show-bin-path)/SQLitePeer"
+//   "$peer" listen 3 &
+//   "$peer" talk 3                                      # once the listener says "listening"
 //
 // The listener prints each line it hears and exits after COUNT; the talker posts COUNT lines to
 // the lobby, flushes, prints "flushed" and exits. Both open RELAY_PATH (default
