@@ -35,11 +35,13 @@ for entry in "${products[@]}"; do
     # C targets (swift-nio's, for one) are found through the module maps their build wrote.
     includes=(-I "$build/Modules")
     # (Not one an older build generated for a root C target that now has a module map of its own,
-    # under Sources, added below: two maps of one module do not load.)
+    # under Sources, added below, nor the host copy, NAME-tool.build, of a module that a package
+    # plugin's tool uses, which Scripts/build-packages.sh leaves in the PostgreSQL relay's folder:
+    # two maps of one module do not load.)
     while IFS= read -r map; do
         c_target=$(basename "$(dirname "$map")" .build)
         [[ -e "Sources/$c_target/include/module.modulemap" ]] || includes+=(-I "$(dirname "$map")")
-    done < <(find "$build/" -maxdepth 2 -name module.modulemap 2>/dev/null)
+    done < <(find "$build/" -maxdepth 2 -name module.modulemap -not -path '*-tool.build/*' 2>/dev/null)
     while IFS= read -r map; do includes+=(-I "$(dirname "$map")"); done \
         < <(find "$package/.build/checkouts" -path '*/include/module.modulemap' 2>/dev/null)
     # The root package's own C targets (AsyncMail's inlinable locks use CAsyncMail), for every package.
