@@ -72,8 +72,9 @@ public struct MailPosition: Sendable, Hashable, Comparable, CustomStringConverti
         self = try Self.read(text)
     }
 
-    /// ``init(parsing:)``, with its error typed for the library's own callers.
-    static func read(_ text: some StringProtocol) throws(PositionError) -> MailPosition {
+    /// The reading behind ``init(parsing:)``: typed inside, so that each refusal is written
+    /// `throw .malformed(…)`; untyped only where it leaves the library.
+    private static func read(_ text: some StringProtocol) throws(PositionError) -> MailPosition {
         let utf8 = Array(text.utf8.prefix(Self.maximumLength + 1))
         guard utf8.count <= Self.maximumLength else { throw .malformed("longer than \(Self.maximumLength) bytes") }
         let parts = utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
