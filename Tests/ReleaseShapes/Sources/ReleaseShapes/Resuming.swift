@@ -90,8 +90,8 @@ func resumeMany(_ texts: [String], in room: RoomID, mailroom: Mailroom) async th
     }
 }
 
-/// Reading a bounded stream until the consumer falls behind, after an earlier await, with a
-/// catch that rethrows the typed error of the stream.
+/// Reading a bounded stream after an earlier await, with a catch on the stream's typed error
+/// (`BacklogLimitExceeded`) that rethrows what it does not handle; returns how many were read.
 func readUntilTooSlow(_ resumed: Resumed, mailroom: Mailroom, room: RoomID) async throws -> Int {
     for text in ["a", "b", "c"] { await mailroom.post(ChatLine(text: text), from: room) }
     var read = 0
