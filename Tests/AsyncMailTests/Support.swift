@@ -61,9 +61,9 @@ extension Tag {
 
 /// Scales the stress suite's volume: `ASYNCMAIL_STRESS_SCALE` (e.g. 0.25) when set; otherwise 1,
 /// the volume the reliability guarantees are stated for, or 0.5 under a sanitizer. ThreadSanitizer
-/// runs these suites several times slower: at full volume, `swift test --sanitize=thread` on 2
-/// cores ran other suites' waits past their 20 s limits (`OrderRaceTests` alone took 243 s), so a
-/// contributor's plain run failed where CI's, at 0.5, passed.
+/// runs these suites several times slower: at full volume on 2 cores they held the machine long
+/// enough for other suites' waits to pass their limits (#54), so a contributor's plain
+/// `swift test --sanitize=thread` failed where CI's, at 0.5, passed.
 let stressScale: Double = {
     guard let raw = getenv("ASYNCMAIL_STRESS_SCALE"), let scale = Double(String(cString: raw)), scale > 0
     else { return addressSanitizerIsActive || threadSanitizerIsActive ? 0.5 : 1 }
