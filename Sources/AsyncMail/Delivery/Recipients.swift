@@ -40,7 +40,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         let receipt = deliverToSubscribers(mail, from: sender, context: context)
         if let _taps {
             if !_holdsTapsLane { _taps._lane.lock() }
-            tap(mail, from: sender, context: context, isLastInPost: true, taps: _taps)
+            tap(mail, from: sender, context: context, isLastInPost: true, to: _taps.subscribers)
             if !_holdsTapsLane { _taps._lane.unlock() }
         }
         return receipt
@@ -56,13 +56,14 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         }
         if let _taps {
             if !_holdsTapsLane { _taps._lane.lock() }
+            let subscribers = _taps.subscribers
             for index in mails.indices {
                 tap(
                     mails[index],
                     from: sender,
                     context: context,
                     isLastInPost: index == mails.endIndex - 1,
-                    taps: _taps
+                    to: subscribers
                 )
             }
             if !_holdsTapsLane { _taps._lane.unlock() }
@@ -91,7 +92,13 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
 
     /// Yields one mail of a post to the taps, uncounted; called holding their lane.
     @inlinable
-    func tap(_ mail: M, from sender: S?, context: PostContext?, isLastInPost: Bool, taps: Taps) {
+    func tap(
+        _ mail: M,
+        from sender: S?,
+        context: PostContext?,
+        isLastInPost: Bool,
+        to subscribers: [Subscriber<PostedMail>]
+    ) {
         var uncounted = Receipt()
         Self.yield(
             PostedMail(
@@ -101,7 +108,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
                 isLastInPost: isLastInPost,
                 context: context ?? .none
             ),
-            to: taps._subscribers,
+            to: subscribers,
             context: context,
             into: &uncounted
         )

@@ -30,8 +30,11 @@ extension Mailroom {
 
     /// A mailroom that calls `probe` with each delivery's lanes just before it takes them; lets
     /// tests prove which posts wait for which.
-    init(laneProbe probe: @escaping @Sendable (Lanes) -> Void) {
-        self.init(switchboard: Switchboard(laneProbe: probe))
+    init(
+        instrumentation: (any MailroomInstrumentation)? = nil,
+        laneProbe probe: @escaping @Sendable (Lanes) -> Void
+    ) {
+        self.init(switchboard: Switchboard(instrumentation: instrumentation, laneProbe: probe))
     }
 
     /// How many `whileSubscribed` works of `M` for `senders` are in their grace (`stopAfter:`),

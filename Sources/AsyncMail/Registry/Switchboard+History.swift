@@ -113,7 +113,7 @@ extension Switchboard {
             }
             let found = first.found.history(for: sender, key: key)
             if found == nil, digest == nil { digest = RoomDigest.of(key) }
-            let tapsLane = _tapping.load(ordering: .acquiring) ? _taps._lane : nil
+            let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
             var released = DroppedEntries<M>()
             var displaced: LatestMail<M>.Displaced?
             let receipt = inOrder(lanes) { () -> Receipt?? in
@@ -202,13 +202,14 @@ extension Switchboard {
                     )
                 }
                 if let taps {
+                    let subscribers = taps.subscribers
                     for index in kept.indices {
                         recipients.tap(
                             kept[index],
                             from: sender,
                             context: context,
                             isLastInPost: index == kept.endIndex - 1,
-                            taps: taps
+                            to: subscribers
                         )
                     }
                 }
@@ -231,7 +232,7 @@ extension Switchboard {
         context: PostContext?,
         through route: @Sendable ([PostedMail]) -> Bool
     ) -> Bool {
-        let lane = _taps._lane
+        let lane = _tapped._lane
         let posted = mails.indices.map { index in
             PostedMail(
                 mail: mails[index],
@@ -463,6 +464,7 @@ extension Switchboard {
         let (instrumentation, demand) = (_instrumentation, _demand)
         let endSignal = buffering.endSignal
         continuation.onTermination = { [weak self] _ in
+            continuation.finish()  // first, as `subscribe(_:)`'s handler says
             endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
             if let self, let table = self.existingTable(for: M.self),
                 table.removePositioned(subscriber, at: place) != nil

@@ -179,14 +179,15 @@ extension Switchboard {
     ///
     /// The type's table is found with no lock (``TypeMap``), and the recipients are captured
     /// holding only the lock of the shard the post's room falls in: nothing else a post to
-    /// another room or type takes. Recipients are captured before the lanes are taken: posts
-    /// still reach every shared subscriber in the order they take the lanes, and a subscription
-    /// filed after the capture (which the post does not reach) was filed after the post began.
-    ///
-    /// A type that keeps its latest mail records the post *after* taking its lanes, in
-    /// ``deliverRecording(_:from:key:recording:context:deliver:)``, so that the kept mail is
-    /// always the newest delivered in those lanes, which a replaying subscribe reads holding one
-    /// of them.
+    /// another room or type takes. Recipients are captured before the lanes are taken, and the
+    /// post checks, holding them, that nothing was filed where it looked since (the shard's
+    /// filing count) and that nobody began to tap: a post that took its lanes after a post that
+    /// saw a new subscription must reach it too, or the subscription would hear the later post
+    /// and miss the earlier. Then, rarely, it goes the way of a post that keeps its latest mail,
+    /// which captures holding its lanes (``deliverRecording(_:from:key:recording:context:deliver:)``).
+    /// The lanes order the check after every filing an earlier post in them saw: the earlier
+    /// post's capture, under the shard's lock, followed the filing, and its release of the lanes
+    /// precedes this post's taking them.
     @inlinable @inline(__always)
     func deliverCaptured<M: Mail, S: Sendable>(
         _ type: M.Type,
@@ -196,20 +197,20 @@ extension Switchboard {
         context: PostContext?,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> (receipt: Receipt, departed: [any Finishable]) {
-        var recipients = Recipients<M, S>()
-        var lanes = Lanes()
         var departed: [any Finishable] = []
-        // Whether the type keeps its latest mail and this post has one to keep. The table is not
-        // handed out of the closure: that would retain it, a write to one cache line that every
-        // post of the type, whatever its room, would then share.
-        let keepsLatest: Bool = withTable(of: M.self, absent: false) { table in
+        // The table is not handed out of the closure: that would retain it, a write to one cache
+        // line that every post of the type, whatever its room, would then share.
+        let attempt: CapturedPost = withTable(of: M.self, absent: .noTable) { table in
             departed = table.sweepAfterPost()
             let lookup = key.roomLookup
-            var check = RoomCheck<M>.none
-            let keeps = table.withShard(RouteTable<M>.shardIndex(lookup)) { shard -> Bool in
-                shard.withLock {
-                    guard !table.isRetired else { return false }
-                    if last != nil, shard._latest != nil { return true }
+            return table.withShard(RouteTable<M>.shardIndex(lookup)) { shard in
+                var recipients = Recipients<M, S>()
+                var lanes = Lanes()
+                var check = RoomCheck<M>.none
+                let filings = shard.withLock { () -> UInt? in
+                    // Retired: nothing to capture, and nothing will be filed here again.
+                    guard !table.isRetired else { return shard._filings.load(ordering: .relaxed) }
+                    if last != nil, shard._latest != nil { return nil }
                     table.capture(
                         from: sender,
                         key: key,
@@ -219,19 +220,36 @@ extension Switchboard {
                         lanes: &lanes,
                         check: &check
                     )
-                    return false
+                    return shard._filings.load(ordering: .relaxed)
                 }
+                guard let filings else { return .again }  // it keeps its latest mail
+                // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
+                if !check.holds(for: sender, key: key) {
+                    recipients._pinned = nil
+                    lanes = lanes.withoutRoom
+                }
+                recipients._taps = taps
+                let attempt = inOrder(lanes) { () -> CapturedPost in
+                    guard shard._filings.load(ordering: .relaxed) == filings,
+                        recipients._taps != nil || !_tapping.load(ordering: .relaxed)
+                    else { return .again }
+                    return .delivered(deliver(recipients, context))
+                }
+                _ = recipients  // the snapshot may hold the last reference to a subscription: released here
+                return attempt
             }
-            // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
-            if !keeps, !check.holds(for: sender, key: key) {
-                recipients._pinned = nil
-                lanes = lanes.withoutRoom
-            }
-            return keeps
         }
-        let receipt: Receipt
-        if keepsLatest, let last, let table = existingTable(for: M.self) {
-            receipt = deliverRecording(
+        switch attempt {
+        case .delivered(let receipt):
+            return (receipt, departed)
+        case .noTable:
+            // Nobody ever subscribed to the type: only the taps hear it.
+            var recipients = Recipients<M, S>()
+            recipients._taps = taps
+            return (inOrder(Lanes()) { deliver(recipients, context) }, departed)
+        case .again:
+            guard let table = existingTable(for: M.self) else { return (Receipt(), departed) }
+            let receipt = deliverRecording(
                 table,
                 from: sender,
                 key: key,
@@ -239,17 +257,14 @@ extension Switchboard {
                 context: context,
                 deliver: deliver
             )
-        } else {
-            recipients._taps = taps
-            receipt = inOrder(lanes) { deliver(recipients, context) }
+            return (receipt, departed)
         }
-        _ = recipients  // the snapshot may hold the last reference to a subscription: released here
-        return (receipt, departed)
     }
 
-    /// A post of a type that keeps its latest mail: it finds the lanes it must hold, takes them,
-    /// and then, in one step under its shard's lock, checks that those are still its lanes,
-    /// records its mail as the latest and captures its recipients; it delivers holding the lanes.
+    /// A post of a type that keeps its latest mail, or one whose capture went stale while it
+    /// waited for its lanes: it finds the lanes it must hold, takes them, and then, in one step
+    /// under its shard's lock, checks that those are still its lanes, records its mail as the
+    /// latest (if it keeps any) and captures its recipients; it delivers holding the lanes.
     ///
     /// Recording and taking a place in line are one step, so a replaying subscribe (which reads
     /// the kept mail holding one of the post's lanes) can never replay a mail that a post
@@ -261,7 +276,7 @@ extension Switchboard {
         _ table: RouteTable<M>,
         from sender: S?,
         key: SenderKey,
-        recording mail: M,
+        recording mail: M?,
         context: PostContext?,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> Receipt {
@@ -304,7 +319,7 @@ extension Switchboard {
             // While someone taps, the post also holds the taps' lane from recording to the end of
             // its delivery: a tap hears every post, whatever its lanes, and must hear this one
             // before any post made after a subscribe that replayed it.
-            let tapsLane = _tapping.load(ordering: .acquiring) ? _taps._lane : nil
+            let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
             var displaced: LatestMail<M>.Displaced?
             let receipt = inOrder(lanes) { () -> Receipt? in
                 tapsLane?.lock()
@@ -317,9 +332,11 @@ extension Switchboard {
                         now = now.withoutRoom
                     }
                     guard now.holdsTheSameLanes(as: lanes) else { return false }
-                    let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                    displaced = shard._latest?.record(mail, key: key, serial: serial)
-                    displaced?._newest = table.recordNewest(mail)
+                    if let mail, shard._latest != nil {
+                        let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
+                        displaced = shard._latest?.record(mail, key: key, serial: serial)
+                        displaced?._newest = table.recordNewest(mail)
+                    }
                     return true
                 }
                 guard let second else { return Receipt() }  // closed meanwhile

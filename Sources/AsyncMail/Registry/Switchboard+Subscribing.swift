@@ -33,6 +33,10 @@ extension Switchboard {
         // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
         // finished by `close()`, by a departed sender, or by this mailroom's deinit.
         continuation.onTermination = { [weak self] _ in
+            // Finished first: a cancelled stream runs this handler before it is finished, and
+            // a post that captured it before it is taken out must find it finished, not yield
+            // to it after a later post skipped it (a hole), nor wait for this handler to end.
+            continuation.finish()
             endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
             self?.unregister(subscriber, from: route, of: M.self)
             reporting?.subscriptionEnded(M.self)

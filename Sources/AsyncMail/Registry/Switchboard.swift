@@ -13,10 +13,10 @@ import Synchronization
 /// in `tables`, a ``TypeMap`` read with no lock, and takes only its room's shard lock there to
 /// capture its recipients; then its ``Lanes``, held while it yields, which order it against the
 /// posts that share a subscriber with it and against nothing else. While someone taps, it also
-/// reads the taps' snapshot, and yields to the taps in their lane (every tap hears every post).
+/// reads the taps' list and yields to the taps, holding their lane (every tap hears every post).
 ///
-/// `registry` is taken by subscribing, unsubscribing, counting and closing, never by a post, and
-/// before a table's locks. It and the tables' locks are leaves held for a look-up, a capture or a
+/// `registry` is taken to make a type's table, to add or remove a tap or a close action, and to
+/// close, never by a post, and before a table's locks. It and the tables' locks are leaves held for a look-up, a capture or a
 /// change: nothing that enters the concurrency runtime or runs user code happens while one is
 /// held. Task cancellation runs termination handlers (which take them) while holding the
 /// cancelled task's runtime lock, and yielding needs that same task lock, so yielding under one
@@ -43,27 +43,25 @@ final class Switchboard: Sendable {
     /// under `registry`, so that none is made after `close()` retired them all.
     @usableFromInline let _tables = TypeMap()
 
-    /// Taps on every post, whatever its type: their list is under `registry`, their lane is the
-    /// list's (see ``Taps``).
+    /// Taps on every post, whatever its type: their list is under `registry`.
     @usableFromInline let _taps = SubscriberList<PostedMail>()
-    /// What a post reads of the taps: a snapshot made whenever a tap comes or goes, `nil` while
-    /// nobody taps. Under its own lock, which only posts made while someone taps take.
-    @usableFromInline let _tapSnapshot = Locked<Taps?>(nil)
+    /// What a post reads of the taps, holding their lane (see ``Taps``).
+    @usableFromInline let _tapped = Taps()
     /// Whether someone taps: a post with nobody tapping reads this one word for the taps.
     @usableFromInline let _tapping = Atomic<Bool>(false)
 
-    /// Remakes the taps' snapshot after a tap came or went; call holding `registry`.
+    /// Hands posts the taps' list after a tap came or went; call holding `registry`.
     @usableFromInline
     func tapsChanged() {
-        let snapshot = _taps.count > 0 ? Taps(lane: _taps._lane, subscribers: _taps._entries) : nil
-        _tapSnapshot.withLock { $0 = snapshot }
-        _tapping.store(snapshot != nil, ordering: .releasing)
+        let entries = _taps._entries
+        _tapped._current.withLock { $0 = entries }
+        _tapping.store(!entries.isEmpty, ordering: .releasing)
     }
 
-    /// The taps a post yields to, if anyone taps.
+    /// The taps a post yields to, if anyone taps; the post reads their list holding their lane.
     @inlinable @inline(__always)
     var taps: Taps? {
-        _tapping.load(ordering: .acquiring) ? _tapSnapshot.withLock { $0 } : nil
+        _tapping.load(ordering: .acquiring) ? _tapped : nil
     }
 
     /// `table` as the table of `M`, without a dynamic cast.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One shard of a ``RouteTable``: the rooms (object and value) whose look-up key falls in it, the
 /// mail kept for them, and the lock a post to one of those rooms takes to capture its recipients.
 ///
@@ -14,6 +16,11 @@ final class RouteShard<M: Mail>: @unchecked Sendable {
     /// Guards everything mutable here. A leaf, like every lock under a ``RouteTable``.
     @usableFromInline let _lock = RawLock()
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
+    /// Counts the subscriptions filed where a post to this shard's rooms looks: its rooms, and
+    /// the routes that hear several rooms. Written holding `lock`; read by a post holding its
+    /// lanes and no lock, to learn whether what it captured before taking them is still whole
+    /// (see `Switchboard.deliverCaptured`).
+    @usableFromInline let _filings = Atomic<UInt>(0)
     /// Subscriptions pinned to one object or actor, by identity.
     @usableFromInline @exclusivity(unchecked) var _byObject = ObjectRoutes<M>()
     /// Subscriptions pinned to one `Hashable` sender value.
@@ -40,14 +47,6 @@ final class RouteShard<M: Mail>: @unchecked Sendable {
     func lock() {
         _lock.lock()
         _threadSanitizer?.acquire(self)
-    }
-
-    /// Takes the lock if it is free, without waiting; true when it did.
-    @inlinable
-    func tryLock() -> Bool {
-        guard _lock.tryLock() else { return false }
-        _threadSanitizer?.acquire(self)
-        return true
     }
 
     @inlinable @inline(__always)

@@ -26,7 +26,8 @@ protocol AnyRouteTable: AnyObject, Sendable {
 /// so a post reads them with its own shard's lock and a change to them, rare, pays for it.
 ///
 /// Locks, never taken in the other order: `writer`, then shards (only the holder of `writer`
-/// holds more than one shard, in the order they were made), then nothing. All are leaves: held to
+/// holds more than one shard, in the order they were made), then `sweeper`, then nothing (the
+/// order is stated once, with the lanes', in the Architecture article). All are leaves: held to
 /// file, remove, count and capture, never while user code runs or a stream is yielded to.
 /// Termination handlers take them (see ``Switchboard``). `lane` orders the posts that a
 /// subscription hearing several rooms sees (see ``Lanes``); a post holds it while it yields, and
@@ -260,6 +261,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             let room = room(at: place, pinning: sender, in: shard, departed: &departed)
         else { return [] }
         room.add(subscriber)
+        shard._filings.add(1, ordering: .relaxed)
         _count.add(1, ordering: .relaxed)
         return departed
     }
@@ -283,6 +285,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         case .object, .value:
             return
         }
+        for shard in _shards { shard._filings.add(1, ordering: .relaxed) }
         _count.add(1, ordering: .relaxed)
     }
 
@@ -601,17 +604,18 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// The routes are checked in the sweep list, round-robin from the top down (see
     /// ``ObjectRoutes/sweepAfterPost(batch:)``), so with `n` routes and none pinned meanwhile, a
     /// sender that departs is found within `n` posts when `n <= batch`, and within
-    /// `n + batch - 1` otherwise. A sweep never waits: while another post sweeps, this one
-    /// leaves it to that one. Only a type with object-pinned subscriptions counts its posts
-    /// here; the count is one atomic word its posts share.
+    /// `n + batch - 1` otherwise. A sweep never waits: a post that finds another sweeping leaves
+    /// the count due, and the first post after that sweep sweeps again, so under contention the
+    /// bound holds counting the posts made while no sweep runs. Only a type with object-pinned
+    /// subscriptions counts its posts here; the count is one atomic word its posts share.
     @inlinable
     func sweepAfterPost() -> [any Finishable] {
         let routes = _objectRoutes.load(ordering: .relaxed)
         guard routes > 0 else { return [] }
         let due = min(Self.sweepBatch, routes)
         guard _postsSinceSweep.wrappingAdd(1, ordering: .relaxed).newValue >= due else { return [] }
-        _postsSinceSweep.store(0, ordering: .relaxed)
         guard _sweeper.tryLock() else { return [] }
+        _postsSinceSweep.store(0, ordering: .relaxed)
         _threadSanitizer?.acquire(self)
         let found = _sweepList.sweep(budget: due)
         _threadSanitizer?.release(self)
