@@ -45,7 +45,7 @@ struct Lanes: Sendable {
     }
 
     /// Just `lane`: what a subscribe that replays holds, the one lane every post its subscription
-    /// could hear holds (see ``RouteTable/replayLane(at:pinning:departed:)``).
+    /// could hear holds (see ``Switchboard/fileReplaying(_:at:pinning:replay:)``).
     @inlinable
     init(only lane: Lane) {
         self._type = nil

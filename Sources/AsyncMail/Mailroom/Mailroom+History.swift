@@ -51,7 +51,8 @@ extension Mailroom {
     /// kept mail across rooms: `position` may be such a position (then it resumes with every
     /// room's kept mail after it, in that order), ``MailPosition/oldestKept``, or nil; a room's
     /// position throws ``PositionError/Code/severalRooms``. A gap there is ``HistoryGap/Code/expired``
-    /// with `missed` nil: rooms drop mail each by their own limits.
+    /// with `missed` exact: every type position after `position` is one mail of one room, so the
+    /// ones no room keeps any more are counted.
     ///
     /// With `position` nil (the caller has none; a client's text is read with
     /// ``MailPosition/init(parsing:)``, which throws on a mangled one rather than giving nil) the

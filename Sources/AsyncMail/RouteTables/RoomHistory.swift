@@ -4,7 +4,7 @@
 /// Lives in the ``RouteShard`` the room falls in (see ``RoomHistories``) and, like everything
 /// there, is only read or written holding that shard's lock; a post appends to it holding its
 /// lanes too, so a room's sequence numbers are the order its subscribers hear its mail in (see
-/// ``Switchboard/postKeepingHistory(_:_:from:key:)``). That is why its mutable properties skip
+/// ``Switchboard/postKeepingHistory(_:from:key:)``). That is why its mutable properties skip
 /// dynamic exclusivity checks (see ``RouteTable``).
 @usableFromInline
 final class RoomHistory<M: Mail> {

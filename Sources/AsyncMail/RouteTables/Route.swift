@@ -22,12 +22,6 @@ enum TableRoute: Sendable {
     case value(ValueSender)
     /// Mail from any sender of one type, handed over in envelopes; the type's identity.
     case senderType(ObjectIdentifier)
-
-    /// The kinds of place, for code that must visit every one of them.
-    @usableFromInline
-    enum Kind: CaseIterable {
-        case everyone, object, value, senderType
-    }
 }
 
 /// The mail type a tap registers with: a tap has none, and its route, ``Route/tap``, names no table.

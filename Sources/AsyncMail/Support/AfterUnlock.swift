@@ -1,9 +1,11 @@
-/// What a locked section leaves to do once no lock is held, named and performed in one place.
+/// What a locked section leaves to do once no lock is held: streams to finish, then values to
+/// release.
 ///
 /// Finishing a stream runs its termination handler, which takes the route table's locks, and releasing
 /// a value can run user code (a mail's deinit, a filter's captures); neither may happen under a
-/// lock. So every locked section hands one of these back, and its caller calls ``perform()``
-/// after unlocking: the streams are finished first, then everything else is released.
+/// lock. A locked section that has both to leave hands one of these back, and its caller calls
+/// ``perform()`` after unlocking. Only removing a close action uses it so far; the post and
+/// subscription paths hand back their streams and values as tuples.
 @usableFromInline
 struct AfterUnlock<Released: Sendable>: Sendable {
     /// Streams to finish: subscriptions whose sender is gone, or displaced by a new one.

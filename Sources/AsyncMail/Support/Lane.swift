@@ -63,14 +63,6 @@ package final class Lane: @unchecked Sendable {
         asyncmail_lock_unlock(word)
     }
 
-    /// Runs `body` holding the lane.
-    @inlinable
-    func withLock<Result>(_ body: () -> Result) -> Result {
-        lock()
-        defer { unlock() }
-        return body()
-    }
-
     /// Whether a thread holds the lane right now; for tests, which ask while the holder is parked.
     package var isHeld: Bool {
         guard asyncmail_lock_trylock(word) else { return true }

@@ -1,6 +1,8 @@
 /// A value behind a lock that ThreadSanitizer sees. Every lock in AsyncMail is one of these (a
-/// ``Guarded`` is one for the other products), or a ``Lane``; all of them take `CAsyncMail`'s
-/// lock, as a ``RawLock`` does, which does not convoy under contention.
+/// ``Guarded`` is one for the other products), a ``Lane``, or a bare ``RawLock`` that annotates
+/// itself for ThreadSanitizer where it is taken (a shard's, `RouteShard._lock`, and a table's
+/// sweeper, `RouteTable._sweeper`); all of them take `CAsyncMail`'s lock, which does not convoy
+/// under contention.
 ///
 /// A ``RawLock`` parks threads on a futex that ThreadSanitizer does not instrument, so every
 /// access made under it would look like a race. `withLock` tells ThreadSanitizer, when the
