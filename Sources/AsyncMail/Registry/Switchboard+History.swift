@@ -52,7 +52,7 @@ extension Switchboard {
 
     /// What ``deliverKeepingHistory(_:_:from:key:context:positions:)`` did.
     @usableFromInline
-    enum HistoryDelivery {
+    enum HistoryDelivery: Sendable {
         case delivered(Receipt)
         /// A relay took the post, to deliver it once its table has given it positions.
         case routed
@@ -88,7 +88,7 @@ extension Switchboard {
         // Mail a relay's table numbered may make its room's history in the step below, so its
         // digest is worked out at once; a local post works it out only for a room without one.
         var digest: UInt32? = positions != nil ? RoomDigest.of(key) : nil
-        while true {
+        let delivered = retrying { () -> LaneAttempt<HistoryDelivery> in
             typealias FirstLook = (
                 lanes: Lanes, check: RoomCheck<M>, found: RoomHistories<M>.Found,
                 route: (@Sendable ([PostedMail]) -> Bool)?
@@ -101,9 +101,9 @@ extension Switchboard {
                     return (lanes, check, histories.find(lookup, key: key), table._diversion)
                 }
             }
-            guard let first else { return .notKept }
+            guard let first else { return .done(.notKept) }
             if positions == nil, let route = first.route {
-                return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
+                return .done(routes(mails, from: sender, context: context, through: route) ? .routed : .notKept)
             }
             var lanes = first.lanes
             var droppedRoom: Lane?
@@ -116,15 +116,16 @@ extension Switchboard {
             let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
             var released = DroppedEntries<M>()
             var displaced: LatestMail<M>.Displaced?
-            let receipt = inOrder(lanes) { () -> Receipt?? in
+            let attempt = inOrder(lanes) { () -> LaneAttempt<HistoryDelivery> in
                 tapsLane?.lock()
                 defer { tapsLane?.unlock() }
                 let taps = self.taps
-                guard (taps != nil) == (tapsLane != nil) else { return nil }  // a first tap, or the last gone
+                guard (taps != nil) == (tapsLane != nil) else { return .stale }  // a first tap, or the last gone
                 typealias Captured = (Recipients<M, S>, PositionedRecipients<M>, HistoryRecord, mails: [M])
+                // Done with nil: nothing of the post is left to deliver.
                 let second = table.withShard(index) { shard in
-                    shard.withLock { () -> Captured?? in
-                        guard !table.isRetired else { return .some(nil) }
+                    shard.withLock { () -> LaneAttempt<Captured?> in
+                        guard !table.isRetired else { return .retired }
                         var recipients = Recipients<M, S>()
                         var now = Lanes()
                         var check = RoomCheck<M>.none
@@ -141,7 +142,7 @@ extension Switchboard {
                             recipients._pinned = nil
                             now = now.withoutRoom
                         }
-                        guard now.holdsTheSameLanes(as: lanes) else { return nil }
+                        guard now.holdsTheSameLanes(as: lanes) else { return .stale }
                         var kept = mails
                         if let positions {
                             guard
@@ -153,10 +154,10 @@ extension Switchboard {
                                     digest: digest!,
                                     in: shard
                                 )
-                            else { return .some(nil) }
+                            else { return .done(nil) }
                             released.add(contentsOf: prepared.dropped)
                             kept = Array(mails.dropFirst(prepared.skip))
-                            guard !kept.isEmpty else { return .some(nil) }
+                            guard !kept.isEmpty else { return .done(nil) }
                         }
                         // What the limits drop is released once no lock and no lane is held.
                         guard
@@ -168,7 +169,7 @@ extension Switchboard {
                                 in: shard,
                                 dropping: &released
                             )
-                        else { return nil }
+                        else { return .stale }
                         var positioned = PositionedRecipients<M>()
                         if positions?.live != false {
                             // The room only if its lane is held: a room found that is not the sender's was dropped.
@@ -183,12 +184,19 @@ extension Switchboard {
                             displaced = latest.record(last, key: key, serial: serial)
                             displaced?._newest = table.recordNewest(last)
                         }
-                        return (recipients, positioned, record, kept)
+                        return .done((recipients, positioned, record, kept))
                     }
                 }
-                guard let second else { return nil }
-                guard let (recipients, positioned, record, kept) = second else { return .some(Receipt()) }
-                guard positions?.live != false else { return .some(Receipt()) }
+                let recipients: Recipients<M, S>
+                let positioned: PositionedRecipients<M>
+                let record: HistoryRecord
+                let kept: [M]
+                switch second {
+                case .stale: return .stale
+                case .retired, .done(.none): return .done(.delivered(Receipt()))
+                case .done(.some(let captured)): (recipients, positioned, record, kept) = captured
+                }
+                guard positions?.live != false else { return .done(.delivered(Receipt())) }
                 var receipt = Receipt()
                 for (offset, mail) in kept.enumerated() {
                     receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)
@@ -213,14 +221,13 @@ extension Switchboard {
                         )
                     }
                 }
-                return .some(receipt)
+                return .done(.delivered(receipt))
             }
             let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
             _ = (released, displaced, swept)  // released here, holding nothing: a mail's deinit is user code
-            if let receipt {
-                return receipt.map { .delivered($0) } ?? .notKept
-            }
+            return attempt
         }
+        return delivered ?? .notKept  // never retired: a retired table delivers nothing, above
     }
 
     /// Hands a post to the relay that routes its type, holding the taps' lane so that it reaches
@@ -337,38 +344,23 @@ extension Switchboard {
         return try subscribeWithPositions(M.self, at: place, buffering: buffering, accepts: accepts) {
             table,
             subscriber -> Filed<M> in
-            let index = RouteTable<M>.shardIndex(at: place)!
-            return table.withShard(index) { shard -> Filed<M> in
-                let found = shard.withLock { () -> (lane: Lane, departed: [any Finishable])?? in
-                    guard !table.isRetired else { return .some(nil) }
-                    var departed: [any Finishable] = []
-                    return table.room(at: place, pinning: object, in: shard, departed: &departed).map {
-                        ($0._lane, departed)
-                    }
-                }
-                guard let found else { return .again }
-                guard let found else { return .closed }
-                for continuation in found.departed { continuation.finish() }
-                return inOrder(Lanes(only: found.lane)) { () -> Filed<M> in
-                    shard.withLock { () -> Filed<M> in
-                        guard !table.isRetired else { return .closed }
-                        var departed: [any Finishable] = []
-                        guard let room = table.room(at: place, pinning: object, in: shard, departed: &departed),
-                            room._lane === found.lane
-                        else { return .again }  // the room went with its last subscription: again
-                        return Filed(
-                            table.resume(
-                                subscriber,
-                                in: room,
-                                key: key,
-                                after: position,
-                                digest: digest,
-                                ahead: lead,
-                                shard: shard
-                            )
-                        )
-                    }
-                }
+            let attempt = inRoomLane(of: table, at: place, pinning: object) { shard, room in
+                Filed(
+                    table.resume(
+                        subscriber,
+                        in: room,
+                        key: key,
+                        after: position,
+                        digest: digest,
+                        ahead: lead,
+                        shard: shard
+                    )
+                )
+            }
+            switch attempt {
+            case .done(let filed): return filed
+            case .stale: return .again  // the room went with its last subscription: again
+            case .retired: return .closed
             }
         }
     }

@@ -283,13 +283,13 @@ extension Switchboard {
         let lookup = key.roomLookup
         let index = RouteTable<M>.shardIndex(lookup)
         // One look at the room under its shard's lock: its recipients, lanes and room check, then
-        // `andThen`, still holding the lock; nil once the table is retired.
+        // `andThen`, still holding the lock, which says whether they are still the post's lanes.
         func look(
             _ andThen: (RouteShard<M>, inout Recipients<M, S>, inout Lanes) -> Bool = { _, _, _ in true }
-        ) -> (recipients: Recipients<M, S>, lanes: Lanes, check: RoomCheck<M>, andThen: Bool)? {
+        ) -> LaneAttempt<(recipients: Recipients<M, S>, lanes: Lanes, check: RoomCheck<M>)> {
             table.withShard(index) { shard in
-                shard.withLock { () -> (Recipients<M, S>, Lanes, RoomCheck<M>, Bool)? in
-                    guard !table.isRetired else { return nil }
+                shard.withLock { () -> LaneAttempt<(recipients: Recipients<M, S>, lanes: Lanes, check: RoomCheck<M>)> in
+                    guard !table.isRetired else { return .retired }
                     var recipients = Recipients<M, S>()
                     var lanes = Lanes()
                     var check = RoomCheck<M>.none
@@ -302,13 +302,14 @@ extension Switchboard {
                         lanes: &lanes,
                         check: &check
                     )
-                    let then = andThen(shard, &recipients, &lanes)  // first: it may change both
-                    return (recipients, lanes, check, then)
+                    // First: it may change both.
+                    guard andThen(shard, &recipients, &lanes) else { return .stale }
+                    return .done((recipients, lanes, check))
                 }
             }
         }
-        while true {
-            guard let first = look() else { return Receipt() }
+        let receipt = retrying { () -> LaneAttempt<Receipt> in
+            guard case .done(let first) = look() else { return .retired }
             var lanes = first.lanes
             // A room that is not the sender's (see `RoomCheck`) stays dropped when found again.
             var dropped: Lane?
@@ -321,11 +322,11 @@ extension Switchboard {
             // before any post made after a subscribe that replayed it.
             let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
             var displaced: LatestMail<M>.Displaced?
-            let receipt = inOrder(lanes) { () -> Receipt? in
+            let attempt = inOrder(lanes) { () -> LaneAttempt<Receipt> in
                 tapsLane?.lock()
                 defer { tapsLane?.unlock() }
                 let taps = self.taps
-                guard (taps != nil) == (tapsLane != nil) else { return nil }  // a first tap, or the last gone
+                guard (taps != nil) == (tapsLane != nil) else { return .stale }  // a first tap, or the last gone
                 let second = look { shard, recipients, now in
                     if let dropped, now._room === dropped {
                         recipients._pinned = nil
@@ -339,17 +340,21 @@ extension Switchboard {
                     }
                     return true
                 }
-                guard let second else { return Receipt() }  // closed meanwhile
-                guard second.andThen else { return nil }
-                var recipients = second.recipients
-                recipients._taps = taps
-                recipients._holdsTapsLane = true
-                return deliver(recipients, context)
+                switch second {
+                case .done(let second):
+                    var recipients = second.recipients
+                    recipients._taps = taps
+                    recipients._holdsTapsLane = true
+                    return .done(deliver(recipients, context))
+                case .stale: return .stale
+                case .retired: return .retired
+                }
             }
             // Holding no shard's lock: sweeps every shard's kept mail once enough senders came.
             let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
             _ = (displaced, swept)  // released here, holding nothing: a mail's deinit is user code
-            if let receipt { return receipt }
+            return attempt
         }
+        return receipt ?? Receipt()  // retired: the mailroom closed
     }
 }

@@ -96,69 +96,29 @@ extension Switchboard {
         pinning sender: AnyObject?,
         replay: (RouteTable<M>, RouteShard<M>?) -> Element?
     ) -> [any Finishable]? {
-        while true {
-            guard let table = openTable(for: M.self) else { return nil }
-            let filed: (displaced: [any Finishable], replayed: Element?)??
-            if let index = RouteTable<M>.shardIndex(at: place) {
-                filed = fileReplaying(subscriber, at: place, in: table, shard: index, pinning: sender, replay: replay)
-            } else {
-                // Every post such a subscription hears holds the type's lane.
-                filed = inOrder(Lanes(only: table._lane)) { () -> (displaced: [any Finishable], replayed: Element?)?? in
-                    let filed = table.withAllShards { () -> (displaced: [any Finishable], replayed: Element?)?? in
-                        guard !table.isRetired else { return .some(nil) }
-                        table.addHearingSeveralRooms(subscriber, at: place)
-                        return ([], replay(table, nil))
-                    }
-                    if let filed = filed ?? nil { yieldReplayed(filed.replayed, to: subscriber) }
-                    return filed
+        typealias Filed = (displaced: [any Finishable], replayed: Element?)
+        guard let table = openTable(for: M.self) else { return nil }
+        let yield = { (filed: Filed) in self.yieldReplayed(filed.replayed, to: subscriber) }
+        let displaced = retrying { () -> LaneAttempt<Filed> in
+            if RouteTable<M>.shardIndex(at: place) != nil {
+                // The room's lane, made with the room; filed again if the room went meanwhile.
+                return inRoomLane(of: table, at: place, pinning: sender, andThen: yield) { shard, _ in
+                    (table.add(subscriber, at: place, pinning: sender, in: shard), replay(table, shard))
                 }
             }
-            guard let filed else { continue }  // the room went with its last subscription: again
-            _deferred.run()  // posts the replay's filter made
-            return filed?.displaced
-        }
-    }
-
-    /// Files a replaying subscription to one room: makes the room, takes its lane, and files and
-    /// replays holding it. Nil when the room went meanwhile (try again); `.some(nil)` once closed.
-    @inlinable
-    func fileReplaying<M: Mail, Element>(
-        _ subscriber: Subscriber<Element>,
-        at place: TableRoute,
-        in table: RouteTable<M>,
-        shard index: Int,
-        pinning sender: AnyObject?,
-        replay: (RouteTable<M>, RouteShard<M>?) -> Element?
-    ) -> (displaced: [any Finishable], replayed: Element?)?? {
-        table.withShard(index) { shard in
-            // The room's lane can only be taken from a room that exists, so make it first.
-            let found = shard.withLock { () -> (lane: Lane, departed: [any Finishable])?? in
-                guard !table.isRetired else { return .some(nil) }
-                var departed: [any Finishable] = []
-                return table.room(at: place, pinning: sender, in: shard, departed: &departed).map {
-                    ($0._lane, departed)
+            // Every post such a subscription hears holds the type's lane.
+            return inOrder(Lanes(only: table._lane)) {
+                let filed = table.withAllShards { () -> LaneAttempt<Filed> in
+                    guard !table.isRetired else { return .retired }
+                    table.addHearingSeveralRooms(subscriber, at: place)
+                    return .done(([], replay(table, nil)))
                 }
-            }
-            guard let found else { return nil }
-            guard let found else { return .some(nil) }
-            for continuation in found.departed { continuation.finish() }
-            return inOrder(Lanes(only: found.lane)) { () -> (displaced: [any Finishable], replayed: Element?)?? in
-                let filed = shard.withLock { () -> (displaced: [any Finishable], replayed: Element?)?? in
-                    guard !table.isRetired else { return .some(nil) }
-                    var departed: [any Finishable] = []
-                    // The room may have gone with its last subscription since; then start again.
-                    guard
-                        table.room(at: place, pinning: sender, in: shard, departed: &departed)?._lane
-                            === found.lane
-                    else { return nil }
-                    let displaced =
-                        departed + table.add(subscriber, at: place, pinning: sender, in: shard)
-                    return (displaced, replay(table, shard))
-                }
-                if let filed = filed ?? nil { yieldReplayed(filed.replayed, to: subscriber) }
+                if case .done(let filed) = filed { yield(filed) }
                 return filed
             }
-        }
+        }?.displaced
+        _deferred.run()  // posts the replay's filter made
+        return displaced
     }
 
     /// Yields a replayed mail to a subscription being filed, if its filter takes it; called
