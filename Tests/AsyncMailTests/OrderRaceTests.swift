@@ -271,8 +271,9 @@ struct OrderRaceTests {
     )
     func racingSubscriptionsKeepOneOrder(seed: UInt64) async throws {
         for round in 0..<scaled(40) {
-            if let disagreement = try await raceRound(seed: seed &* 1_000 &+ UInt64(round), slowEnding: false) {
-                Issue.record("seed \(seed), round \(round): \(disagreement)")
+            let roundSeed = fuzzSeed &* 1_000_000 &+ seed &* 1_000 &+ UInt64(round)
+            if let disagreement = try await raceRound(seed: roundSeed, slowEnding: false) {
+                Issue.record("fuzz seed \(fuzzSeed), seed \(seed), round \(round): \(disagreement)")
                 return
             }
         }
@@ -286,8 +287,9 @@ struct OrderRaceTests {
     )
     func slowlyEndingSubscriptionsKeepOneOrder(seed: UInt64) async throws {
         for round in 0..<scaled(40) {
-            if let disagreement = try await raceRound(seed: seed &* 1_000 &+ UInt64(round), slowEnding: true) {
-                Issue.record("seed \(seed), round \(round): \(disagreement)")
+            let roundSeed = fuzzSeed &* 1_000_000 &+ seed &* 1_000 &+ UInt64(round)
+            if let disagreement = try await raceRound(seed: roundSeed, slowEnding: true) {
+                Issue.record("fuzz seed \(fuzzSeed), seed \(seed), round \(round): \(disagreement)")
                 return
             }
         }

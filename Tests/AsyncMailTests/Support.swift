@@ -72,6 +72,13 @@ let stressScale: Double = {
 
 func scaled(_ count: Int) -> Int { max(1, Int((Double(count) * stressScale).rounded())) }
 
+/// Moves the seeded fuzzes to other seeds: `ASYNCMAIL_FUZZ_SEED` (a whole number, 0 when unset),
+/// so that long runs (`Scripts/fuzz-order.sh`) try new rounds rather than the same ones again.
+let fuzzSeed: UInt64 = {
+    guard let raw = getenv("ASYNCMAIL_FUZZ_SEED"), let seed = UInt64(String(cString: raw)) else { return 0 }
+    return seed
+}()
+
 /// Whether AddressSanitizer is loaded. It quarantines freed memory, so tests that need the
 /// allocator to hand an address straight back cannot run under it.
 let addressSanitizerIsActive: Bool = dlsym(dlopen(nil, RTLD_NOW), "__asan_init") != nil
