@@ -454,16 +454,10 @@ extension Switchboard {
         }
         let subscriber = Subscriber(continuation: continuation, accepts: filter, endSignal: buffering.endSignal)
         let (instrumentation, demand) = (_instrumentation, _demand)
-        let endSignal = buffering.endSignal
-        continuation.onTermination = { [weak self] _ in
-            continuation.finish()  // first, as `subscribe(_:)`'s handler says
-            endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
-            if let self, let table = self.existingTable(for: M.self),
-                table.removePositioned(subscriber, at: place) != nil
-            {
-                demand.changed(ObjectIdentifier(M.self))
-            }
-            instrumentation?.subscriptionEnded(M.self)
+        endsSubscription(continuation, of: M.self, endSignal: buffering.endSignal, reporting: instrumentation) {
+            guard let table = $0.existingTable(for: M.self), table.removePositioned(subscriber, at: place) != nil
+            else { return }
+            $0._demand.changed(ObjectIdentifier(M.self))
         }
         instrumentation?.subscriptionStarted(M.self)
         var outcome = Filed<Element>.again

@@ -32,14 +32,8 @@ extension Switchboard {
         // (which holds the continuation, whose storage holds the handler); that cycle ends when
         // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
         // finished by `close()`, by a departed sender, or by this mailroom's deinit.
-        continuation.onTermination = { [weak self] _ in
-            // Finished first: a cancelled stream runs this handler before it is finished, and
-            // a post that captured it before it is taken out must find it finished, not yield
-            // to it after a later post skipped it (a hole), nor wait for this handler to end.
-            continuation.finish()
-            endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
-            self?.unregister(subscriber, from: route, of: M.self)
-            reporting?.subscriptionEnded(M.self)
+        endsSubscription(continuation, of: M.self, endSignal: endSignal, reporting: reporting) {
+            $0.unregister(subscriber, from: route, of: M.self)
         }
         let subscription = RegisteredStream(stream: stream, continuation: continuation, contexts: contexts)
         let displaced: [any Finishable]?
@@ -132,6 +126,30 @@ extension Switchboard {
             _ = contexts.offer(.none) { subscriber._continuation.yield(replayed) }
         } else {
             subscriber._continuation.yield(replayed)
+        }
+    }
+
+    /// Gives a subscription's stream the one termination handler every subscription has, which
+    /// runs once, whatever ends it: it finishes the stream first, tells `endSignal`, takes the
+    /// subscription out with `remove` (unless the mailroom is gone), and reports it ended.
+    ///
+    /// Finished first because `AsyncStream` runs a cancelled stream's handler before it
+    /// finishes the stream: a post that captured the subscription before `remove` would
+    /// otherwise yield to it after a later post skipped it, a hole in its order, and would wait,
+    /// to resume the cancelled consumer, until this handler returned.
+    @inlinable
+    func endsSubscription<M: Mail, Element: Sendable>(
+        _ continuation: AsyncStream<Element>.Continuation,
+        of type: M.Type,
+        endSignal: EndSignal?,
+        reporting instrumentation: (any MailroomInstrumentation)?,
+        remove: @escaping @Sendable (Switchboard) -> Void
+    ) {
+        continuation.onTermination = { [weak self] _ in
+            continuation.finish()
+            endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
+            if let self { remove(self) }
+            instrumentation?.subscriptionEnded(M.self)
         }
     }
 
