@@ -116,6 +116,7 @@ extension Switchboard {
             let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
             var released = DroppedEntries<M>()
             var displaced: LatestMail<M>.Displaced?
+            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
             let attempt = inOrder(lanes) { () -> LaneAttempt<HistoryDelivery> in
                 tapsLane?.lock()
                 defer { tapsLane?.unlock() }

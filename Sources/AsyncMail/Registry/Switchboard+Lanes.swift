@@ -41,6 +41,7 @@ extension Switchboard {
             guard case .done(let lane) = lane else { return .retired }
             for continuation in departed { continuation.finish() }
             departed = []
+            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
             return inOrder(Lanes(only: lane)) { () -> LaneAttempt<Value> in
                 let attempt = shard.withLock { () -> LaneAttempt<Value> in
                     guard !table.isRetired else { return .retired }

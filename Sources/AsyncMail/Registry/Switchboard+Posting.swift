@@ -322,6 +322,7 @@ extension Switchboard {
             // before any post made after a subscribe that replayed it.
             let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
             var displaced: LatestMail<M>.Displaced?
+            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
             let attempt = inOrder(lanes) { () -> LaneAttempt<Receipt> in
                 tapsLane?.lock()
                 defer { tapsLane?.unlock() }

@@ -101,6 +101,7 @@ extension Switchboard {
                 }
             }
             // Every post such a subscription hears holds the type's lane.
+            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
             return inOrder(Lanes(only: table._lane)) {
                 let filed = table.withAllShards { () -> LaneAttempt<Filed> in
                     guard !table.isRetired else { return .retired }

@@ -203,6 +203,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Runs `body` holding `writer` and every shard's lock: how what every shard reads changes.
     @inlinable
     func withAllShards<Result: Sendable>(_ body: () -> Result) -> Result {
+        // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
         _writer.withLock {
             for shard in _shards { shard.lock() }
             defer { for shard in _shards.reversed() { shard.unlock() } }
