@@ -35,9 +35,6 @@ struct ObjectRoutes<M: Mail> {
     /// time: routes above the cursor were checked this round (or pinned since it began), routes at
     /// or below it were not. Negative, or past the end, means: go on from the top.
     @usableFromInline var _cursor = -1
-    /// Posts since the last batched sweep (see ``sweepAfterPost(batch:)``); unused by a
-    /// ``RouteTable``, which counts its posts in an atomic word.
-    @usableFromInline var _postsSinceSweep = 0
 
     @inlinable init() {}
 
@@ -70,24 +67,6 @@ struct ObjectRoutes<M: Mail> {
             _positions[Address(_routes[position]._key)] = position
         }
         return _routes.removeLast()
-    }
-
-    /// Counts a post and, once every `min(batch, routes.count)` posts, checks that many routes
-    /// for a departed sender; returns the routes removed. What a ``RouteTable`` does across its
-    /// shards (``RouteTable/sweepAfterPost()``), for one set of routes.
-    ///
-    /// That is one check per post on average. A round of checks walks every route once, and
-    /// removing a route moves the last one (already checked this round) into its place, so no
-    /// check is spent twice in a round. Hence, with `n` routes and no new ones pinned, a sender
-    /// that departs is found within `n` checks: within `n` posts when `n <= batch`, and within
-    /// `n + batch - 1` posts otherwise (the last batch may start just before it departs).
-    @inlinable
-    mutating func sweepAfterPost(batch: Int) -> [ObjectRoute<M>] {
-        _postsSinceSweep += 1
-        let due = min(batch, _routes.count)
-        guard _postsSinceSweep >= due else { return [] }
-        _postsSinceSweep = 0
-        return sweep(budget: due)
     }
 
     /// Checks `budget` routes for a departed sender, going on round after round from where the
@@ -144,7 +123,6 @@ struct ObjectRoutes<M: Mail> {
             _routes = []
             _positions = [:]
             _cursor = -1
-            _postsSinceSweep = 0
         }
         return _routes
     }

@@ -602,10 +602,12 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// (as many as there are routes), checks that many routes for a departed sender, removes
     /// those whose sender is gone, and returns their continuations to finish.
     ///
-    /// The routes are checked in the sweep list, round-robin from the top down (see
-    /// ``ObjectRoutes/sweepAfterPost(batch:)``), so with `n` routes and none pinned meanwhile, a
+    /// That is one check per post on average. The routes are checked in the sweep list,
+    /// round-robin from the top down (``ObjectRoutes/sweep(budget:)``): a round walks every route
+    /// once, and removing a route moves the last one (already checked this round) into its place,
+    /// so no check is spent twice in a round. Hence, with `n` routes and none pinned meanwhile, a
     /// sender that departs is found within `n` posts when `n <= batch`, and within
-    /// `n + batch - 1` otherwise. A sweep never waits: a post that finds another sweeping leaves
+    /// `n + batch - 1` otherwise (the last batch may start just before it departs). A sweep never waits: a post that finds another sweeping leaves
     /// the count due, and the first post after that sweep sweeps again, so under contention the
     /// bound holds counting the posts made while no sweep runs. Only a type with object-pinned
     /// subscriptions counts its posts here; the count is one atomic word its posts share.
