@@ -7,17 +7,28 @@ extension Switchboard {
         openTable(for: M.self)?.keepLatest()
     }
 
-    /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders' mail.
+    /// The latest mail of `M` (from `key`'s sender, when given), after dropping departed senders'
+    /// mail where it reads: the sender's shard, or every shard for the type's newest.
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
         guard let table = existingTable(for: M.self) else { return nil }
-        let (result, swept) = table.withAllShards { () -> (M?, [M]) in
-            guard !table.isRetired else { return (nil, []) }
-            let swept = table._shards.flatMap { table.sweepKeptMail(in: $0) }
-            guard let key else { return (table.newest(), swept) }
-            let index = RouteTable<M>.shardIndex(key.roomLookup)
-            let shard = table.shardsByIndex().first { $0.index == index }?.shard
-            return (shard.flatMap { table.newest(from: key, in: $0) }, swept)
+        let (result, swept): (M?, [M])
+        if let key {
+            // One sender's: its shard alone, swept of departed senders' mail first, so that a
+            // departed sender's mail is never read for a new one at its address.
+            (result, swept) = table.withShard(RouteTable<M>.shardIndex(key.roomLookup)) { shard in
+                shard.withLock { () -> (M?, [M]) in
+                    guard !table.isRetired else { return (nil, []) }
+                    let swept = table.sweepKeptMail(in: shard)
+                    return (table.newest(from: key, in: shard), swept)
+                }
+            }
+        } else {
+            // The type's newest is read holding every shard's lock (see `RouteTable._newest`).
+            (result, swept) = table.withAllShards { () -> (M?, [M]) in
+                guard !table.isRetired else { return (nil, []) }
+                return (table.newest(), table._shards.flatMap { table.sweepKeptMail(in: $0) })
+            }
         }
         _ = swept  // released here, holding nothing: a mail's deinit is user code
         return result

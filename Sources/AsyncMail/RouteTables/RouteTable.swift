@@ -588,16 +588,6 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         return removeDeparted(withSweepList { _sweepList.removeAllDeparted() })
     }
 
-    /// Every shard made, with its index.
-    @usableFromInline
-    func shardsByIndex() -> [(index: Int, shard: RouteShard<M>)] {
-        (0..<Self.shardCount).compactMap { index in
-            let bits = _shardSlots[index].load(ordering: .acquiring)
-            guard bits != 0, let address = UnsafeRawPointer(bitPattern: bits) else { return nil }
-            return (index, Unmanaged<RouteShard<M>>.fromOpaque(address).takeUnretainedValue())
-        }
-    }
-
     /// Counts a post of a type with object routes and, every ``sweepBatch`` posts or fewer
     /// (as many as there are routes), checks that many routes for a departed sender, removes
     /// those whose sender is gone, and returns their continuations to finish.
