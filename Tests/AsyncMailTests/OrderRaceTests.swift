@@ -216,6 +216,39 @@ struct OrderRaceTests {
     }
 
     @Test(
+        "a fromAny: subscription filed while a post waits for the type's lane hears that post if it hears a later one before it",
+        .timeLimit(.minutes(1))
+    )
+    func aSenderTypeSubscriptionFiledMidPostHasNoHole() async throws {
+        let gate = Gate()
+        let parkNext = Locked(true)
+        let mailroom = Mailroom(laneProbe: { _ in
+            if parkNext.withLock({ parking in
+                defer { parking = false }
+                return parking
+            }) {
+                gate.park()
+            }
+        })
+        // Hears every room: every post of the type holds the type's lane.
+        let everyone = await mailroom.subscribe(to: Ping.self)
+        let post = Task { await onThread { mailroom.postSynchronously(Ping(id: 1), from: 7) } }
+        try await gate.waitUntilParked()
+        // Filed now, and a post from another room reaches it and takes the type's lane first ...
+        let filed = await mailroom.subscribe(to: Ping.self, fromAny: Int.self)
+        await mailroom.post(Ping(id: 2), from: 8)
+        // ... so the first post, delivered after it, must reach it too.
+        gate.release()
+        _ = await post.value
+        await mailroom.post(Ping(id: 3), from: 9)
+        await mailroom.close()
+        let byEveryone = try await everyone.collect().map(\.id)
+        let byFiled = try await filed.collect().map(\.mail.id)
+        #expect(byEveryone == [2, 1, 3])
+        #expect(byFiled == byEveryone, "the fromAny: subscription filed mid-post heard \(byFiled): a hole")
+    }
+
+    @Test(
         "a subscription ending while a post is under way never hears that post after skipping a later one",
         .timeLimit(.minutes(1))
     )
