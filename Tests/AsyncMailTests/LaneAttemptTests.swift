@@ -51,6 +51,22 @@ struct LaneAttemptTests {
         #expect(!ran)
     }
 
+    @Test("only a room's list has a lane: lists that hear several rooms, and the taps', allocate none")
+    func onlyRoomsHaveLanes() {
+        let switchboard = Switchboard()
+        let table = switchboard.openTable(for: Ping.self)!
+        #expect(table._everyone._lane == nil)
+        #expect(table._positionedEveryone._lane == nil)
+        #expect(switchboard._taps._lane == nil)
+        let room = table.withShard(RouteTable<Ping>.shardIndex(at: .value(ValueSender(3)))!) { shard in
+            shard.withLock {
+                var departed: [any Finishable] = []
+                return table.room(at: .value(ValueSender(3)), pinning: nil, in: shard, departed: &departed)
+            }
+        }
+        #expect(room?._lane != nil)
+    }
+
     @Test("a room's lane attempt runs its body once, under the room it made, and then its follow-up")
     func roomLaneRunsOnce() {
         let switchboard = Switchboard()

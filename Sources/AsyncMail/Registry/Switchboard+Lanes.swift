@@ -33,10 +33,10 @@ extension Switchboard {
             defer { for continuation in departed { continuation.finish() } }
             let lane = shard.withLock { () -> LaneAttempt<Lane> in
                 guard !table.isRetired else { return .retired }
-                guard let room = table.room(at: place, pinning: sender, in: shard, departed: &departed) else {
+                guard let lane = table.room(at: place, pinning: sender, in: shard, departed: &departed)?._lane else {
                     return .retired  // a place that is not a room: nothing to file here
                 }
-                return .done(room._lane)
+                return .done(lane)
             }
             guard case .done(let lane) = lane else { return .retired }
             for continuation in departed { continuation.finish() }

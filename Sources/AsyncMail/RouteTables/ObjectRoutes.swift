@@ -7,7 +7,7 @@ final class ObjectRoute<M: Mail> {
     @usableFromInline weak let _sender: AnyObject?
     /// The sender's identity, kept because `sender` forgets it when the object goes.
     @usableFromInline let _key: ObjectIdentifier
-    @usableFromInline let _subscribers = SubscriberList<M>()
+    @usableFromInline let _subscribers = SubscriberList<M>(isRoom: true)
 
     @usableFromInline
     init(sender: AnyObject) {

@@ -325,7 +325,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             return route._subscribers
         case .value(let key):
             if let existing = shard._byValue[key] { return existing }
-            let subscribers = SubscriberList<M>()
+            let subscribers = SubscriberList<M>(isRoom: true)
             shard._byValue[key] = subscribers
             return subscribers
         }

@@ -62,14 +62,17 @@ extension Envelope: ErasedEnvelope {
 final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sendable {
     /// The live subscriptions, in no particular order. Posts take a copy-on-write snapshot.
     @usableFromInline @exclusivity(unchecked) var _entries: [Subscriber<Element>] = []
-    /// Held by every post to this list's room while it yields (see ``Lanes``); unused by lists
-    /// that are not a room's.
-    @usableFromInline let _lane = Lane()
+    /// Held by every post to this list's room while it yields (see ``Lanes``); nil for a list
+    /// that is not a room's, which no post holds (a lane is a padded allocation of its own).
+    @usableFromInline let _lane: Lane?
     /// A room's subscriptions with positions (see `RouteTable+History.swift`): a
     /// `SubscriberList<Positioned<M>>`, made with the first; nil for every other list.
     @usableFromInline @exclusivity(unchecked) var _positioned: (any AnySubscriberList)?
 
-    @inlinable init() {}
+    /// A list; a room's (`isRoom`) has a lane.
+    @inlinable init(isRoom: Bool = false) {
+        _lane = isRoom ? Lane() : nil
+    }
 
     /// Its subscriptions, those with positions too.
     @inlinable var count: Int { _positioned.map { _entries.count + $0.count } ?? _entries.count }
