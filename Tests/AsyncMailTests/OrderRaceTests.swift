@@ -40,6 +40,19 @@ private enum Hears: Sendable {
     }
 }
 
+/// A lane probe that parks the first post to take its lanes on `gate`, just before it takes them
+/// (having captured its recipients); every later post passes.
+private func parkingFirstPost(on gate: Gate) -> @Sendable (Lanes) -> Void {
+    let parkNext = Locked(true)
+    return { _ in
+        let parks = parkNext.withLock { parking in
+            defer { parking = false }
+            return parking
+        }
+        if parks { gate.park() }
+    }
+}
+
 /// What one subscription heard, as post ids, in order.
 private final class Heard: Sendable {
     let name: String
@@ -148,16 +161,7 @@ struct OrderRaceTests {
     )
     func replayIsNeverOvertaken() async throws {
         let gate = Gate()
-        // Parks the first post to take its lanes, just before it takes them.
-        let parkNext = Locked(true)
-        let mailroom = Mailroom(laneProbe: { _ in
-            if parkNext.withLock({ parking in
-                defer { parking = false }
-                return parking
-            }) {
-                gate.park()
-            }
-        })
+        let mailroom = Mailroom(laneProbe: parkingFirstPost(on: gate))
         await mailroom.retainLatest(Ping.self)
         let everyone = await mailroom.subscribe(to: Ping.self)
         let first = Task { await onThread { mailroom.postSynchronously(Ping(id: 1)) } }
@@ -186,17 +190,7 @@ struct OrderRaceTests {
     )
     func aSubscriptionFiledMidPostHasNoHole() async throws {
         let gate = Gate()
-        // Parks the first post just before it takes its lanes, having captured the room's one
-        // subscription.
-        let parkNext = Locked(true)
-        let mailroom = Mailroom(laneProbe: { _ in
-            if parkNext.withLock({ parking in
-                defer { parking = false }
-                return parking
-            }) {
-                gate.park()
-            }
-        })
+        let mailroom = Mailroom(laneProbe: parkingFirstPost(on: gate))
         let first = await mailroom.subscribe(to: Ping.self, from: .only(7))
         let post = Task { await onThread { mailroom.postSynchronously(Ping(id: 1), from: 7) } }
         try await gate.waitUntilParked()
@@ -221,15 +215,7 @@ struct OrderRaceTests {
     )
     func aSenderTypeSubscriptionFiledMidPostHasNoHole() async throws {
         let gate = Gate()
-        let parkNext = Locked(true)
-        let mailroom = Mailroom(laneProbe: { _ in
-            if parkNext.withLock({ parking in
-                defer { parking = false }
-                return parking
-            }) {
-                gate.park()
-            }
-        })
+        let mailroom = Mailroom(laneProbe: parkingFirstPost(on: gate))
         // Hears every room: every post of the type holds the type's lane.
         let everyone = await mailroom.subscribe(to: Ping.self)
         let post = Task { await onThread { mailroom.postSynchronously(Ping(id: 1), from: 7) } }
@@ -255,19 +241,8 @@ struct OrderRaceTests {
     func anEndingSubscriptionHasNoHole() async throws {
         let posting = Gate()
         let ending = Gate()
-        // Parks the first post just before it takes its lanes, having captured both subscriptions.
-        let parkPost = Locked(true)
-        let mailroom = Mailroom(
-            instrumentation: SlowEnding(ending),
-            laneProbe: { _ in
-                if parkPost.withLock({ parking in
-                    defer { parking = false }
-                    return parking
-                }) {
-                    posting.park()
-                }
-            }
-        )
+        // The first post parks having captured both subscriptions.
+        let mailroom = Mailroom(instrumentation: SlowEnding(ending), laneProbe: parkingFirstPost(on: posting))
         let everyone = await mailroom.subscribe(to: Ping.self)
         let ends = await mailroom.subscribe(to: Ping.self)
         let consumer = Task { await ends.untimedCollect().map(\.id) }

@@ -29,18 +29,18 @@ extension Switchboard {
     ) -> LaneAttempt<Value> {
         guard let index = RouteTable<M>.shardIndex(at: place) else { return .retired }  // not a room
         return table.withShard(index) { shard in
-            var departed: [any Finishable] = []
-            defer { for continuation in departed { continuation.finish() } }
+            var displaced: [any Finishable] = []  // by the first look: finished before the lane is taken
             let lane = shard.withLock { () -> LaneAttempt<Lane> in
                 guard !table.isRetired else { return .retired }
-                guard let lane = table.room(at: place, pinning: sender, in: shard, departed: &departed)?._lane else {
+                guard let lane = table.room(at: place, pinning: sender, in: shard, departed: &displaced)?._lane else {
                     return .retired  // a place that is not a room: nothing to file here
                 }
                 return .done(lane)
             }
+            for continuation in displaced { continuation.finish() }
             guard case .done(let lane) = lane else { return .retired }
-            for continuation in departed { continuation.finish() }
-            departed = []
+            var departed: [any Finishable] = []  // by the second look: finished once the lane is let go
+            defer { for continuation in departed { continuation.finish() } }
             // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
             return inOrder(Lanes(only: lane)) { () -> LaneAttempt<Value> in
                 let attempt = shard.withLock { () -> LaneAttempt<Value> in

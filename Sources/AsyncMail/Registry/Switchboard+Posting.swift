@@ -334,9 +334,9 @@ extension Switchboard {
                         now = now.withoutRoom
                     }
                     guard now.holdsTheSameLanes(as: lanes) else { return false }
-                    if let mail, shard._latest != nil {
+                    if let mail, let latest = shard._latest {
                         let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                        displaced = shard._latest?.record(mail, key: key, serial: serial)
+                        displaced = latest.record(mail, key: key, serial: serial)
                         displaced?._newest = table.recordNewest(mail)
                     }
                     return true
