@@ -6,6 +6,8 @@
 #   eval "$(Scripts/postgres.sh start)"   starts it (idempotent) and prints the PG* exports
 #   Scripts/postgres.sh restart           pg_ctl restart -m fast (the relay's restart tests use it)
 #   Scripts/postgres.sh stop              stops it
+#   Scripts/postgres.sh running           exits 0 when it runs, 1 when it does not
+#   Scripts/postgres.sh log               the last 40 lines of its log, and the kernel's out-of-memory kills
 #
 # ASYNCMAIL_PGPORT (default 54329) and ASYNCMAIL_PGDATA (default /tmp/asyncmail-postgres-PORT)
 # choose where. The tests only read PGHOST, PGPORT, PGUSER and PGDATABASE, so they run against
@@ -50,8 +52,16 @@ restart)
 stop)
     pg_ctl_ -w -m fast stop >/dev/null || true
     ;;
+running)
+    pg_ctl_ status >/dev/null 2>&1
+    ;;
+log)
+    tail -n 40 "$data/server.log" 2>/dev/null || echo "no log at $data/server.log"
+    # The kernel's out-of-memory killer leaves its account here only (readable as root).
+    dmesg 2>/dev/null | grep -i -E "out of memory|killed process" | tail -n 5 || true
+    ;;
 *)
-    echo "usage: $0 start|restart|stop" >&2
+    echo "usage: $0 start|restart|stop|running|log" >&2
     exit 2
     ;;
 esac
