@@ -62,13 +62,13 @@ extension Switchboard {
 
     /// Delivers a post of a history-keeping type, or hands it to the relay that routes the type.
     ///
-    /// As ``deliverRecording(_:from:key:recording:context:deliver:)`` does for the latest mail:
-    /// it finds the lanes it must hold, takes them, and then, in one step under its room's shard
-    /// lock, checks that those are still its lanes, appends its mail to the room's history
-    /// (numbering it) and captures its recipients, those with positions too; it delivers holding
-    /// the lanes. So every subscriber of the room, a resuming one too (which reads the history
-    /// holding the room's lane), hears the room's mail in the order of its numbers, and posts to
-    /// other rooms share no lock with it.
+    /// Through ``inPostLanes(of:from:key:firstLook:beforeLanes:secondLook:deliver:)``, as
+    /// ``deliverRecording(_:from:key:recording:context:deliver:)`` records the latest mail: in one
+    /// step under its room's shard lock, holding its lanes, it appends its mail to the room's
+    /// history (numbering it) and captures its recipients, those with positions too; it delivers
+    /// holding the lanes. So every subscriber of the room, a resuming one too (which reads the
+    /// history holding the room's lane), hears the room's mail in the order of its numbers, and
+    /// posts to other rooms share no lock with it.
     ///
     /// `positions` is set for mail a relay's table numbered (see ``postPositioned(_:from:epoch:first:live:)``).
     @inlinable
@@ -80,155 +80,106 @@ extension Switchboard {
         context: PostContext?,
         positions: (epoch: UInt64, first: UInt64, live: Bool)?
     ) -> HistoryDelivery {
-        let lookup = key.roomLookup
-        let index = RouteTable<M>.shardIndex(lookup)
         let departed = table.sweepAfterPost()
         defer { for continuation in departed { continuation.finish() } }
         // A room's digest runs the sender's `description`: worked out here, never under a lock.
         // Mail a relay's table numbered may make its room's history in the step below, so its
         // digest is worked out at once; a local post works it out only for a room without one.
         var digest: UInt32? = positions != nil ? RoomDigest.of(key) : nil
-        let delivered = retrying { () -> LaneAttempt<HistoryDelivery> in
-            typealias FirstLook = (
-                lanes: Lanes, check: RoomCheck<M>, found: RoomHistories<M>.Found,
-                route: (@Sendable ([PostedMail]) -> Bool)?
-            )
-            let first = table.withShard(index) { shard in
-                shard.withLock { () -> FirstLook? in
-                    guard !table.isRetired, let histories = shard._histories else { return nil }
-                    var check = RoomCheck<M>.none
-                    let lanes = table.lanes(lookup, key: key, in: shard, check: &check)
-                    return (lanes, check, histories.find(lookup, key: key), table._diversion)
-                }
+        var firstFound: RoomHistories<M>.Found?
+        var route: (@Sendable ([PostedMail]) -> Bool)?
+        var found: RoomHistory<M>?
+        // Released once no lock and no lane is held: what the limits drop, replaced latest mail.
+        var released = DroppedEntries<M>()
+        var displaced: LatestMail<M>.Displaced?
+        // What the second look captured: the mail left to deliver (none: nothing of the post is
+        // left), its positions and the recipients with positions.
+        var kept: [M] = []
+        var record = HistoryRecord()
+        var positioned = PositionedRecipients<M>()
+        let delivered = inPostLanes(of: table, from: sender, key: key) { shard in
+            guard let histories = shard._histories else { return false }
+            firstFound = histories.find(key.roomLookup, key: key)
+            route = table._diversion
+            return true
+        } beforeLanes: { () -> HistoryDelivery? in
+            if positions == nil, let route {
+                return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
             }
-            guard let first else { return .done(.notKept) }
-            if positions == nil, let route = first.route {
-                return .done(routes(mails, from: sender, context: context, through: route) ? .routed : .notKept)
-            }
-            var lanes = first.lanes
-            var droppedRoom: Lane?
-            if !first.check.holds(for: sender, key: key) {
-                droppedRoom = lanes._room
-                lanes = lanes.withoutRoom
-            }
-            let found = first.found.history(for: sender, key: key)
+            found = firstFound?.history(for: sender, key: key)
             if found == nil, digest == nil { digest = RoomDigest.of(key) }
-            let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
-            var released = DroppedEntries<M>()
-            var displaced: LatestMail<M>.Displaced?
-            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
-            let attempt = inOrder(lanes) { () -> LaneAttempt<HistoryDelivery> in
-                tapsLane?.lock()
-                defer { tapsLane?.unlock() }
-                let taps = self.taps
-                guard (taps != nil) == (tapsLane != nil) else { return .stale }  // a first tap, or the last gone
-                typealias Captured = (Recipients<M, S>, PositionedRecipients<M>, HistoryRecord, mails: [M])
-                // Done with nil: nothing of the post is left to deliver.
-                let second = table.withShard(index) { shard in
-                    shard.withLock { () -> LaneAttempt<Captured?> in
-                        guard !table.isRetired else { return .retired }
-                        var recipients = Recipients<M, S>()
-                        var now = Lanes()
-                        var check = RoomCheck<M>.none
-                        let room = table.capture(
-                            from: sender,
-                            key: key,
-                            room: lookup,
-                            in: shard,
-                            into: &recipients,
-                            lanes: &now,
-                            check: &check
-                        )
-                        if let droppedRoom, now._room === droppedRoom {
-                            recipients._pinned = nil
-                            now = now.withoutRoom
-                        }
-                        guard now.holdsTheSameLanes(as: lanes) else { return .stale }
-                        var kept = mails
-                        if let positions {
-                            guard
-                                let prepared = table.prepare(
-                                    key: key,
-                                    epoch: positions.epoch,
-                                    first: positions.first,
-                                    count: mails.count,
-                                    digest: digest!,
-                                    in: shard
-                                )
-                            else { return .done(nil) }
-                            released.add(contentsOf: prepared.dropped)
-                            kept = Array(mails.dropFirst(prepared.skip))
-                            guard !kept.isEmpty else { return .done(nil) }
-                        }
-                        // What the limits drop is released once no lock and no lane is held.
-                        guard
-                            let record = table.record(
-                                kept,
-                                key: key,
-                                found: found,
-                                digest: digest,
-                                in: shard,
-                                dropping: &released
-                            )
-                        else { return .stale }
-                        var positioned = PositionedRecipients<M>()
-                        if positions?.live != false {
-                            // The room only if its lane is held: a room found that is not the sender's was dropped.
-                            table.capturePositioned(
-                                from: sender,
-                                room: now._room != nil ? room : nil,
-                                into: &positioned
-                            )
-                        }
-                        if let last = kept.last, let latest = shard._latest {
-                            let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                            displaced = latest.record(last, key: key, serial: serial)
-                            displaced?._newest = table.recordNewest(last)
-                        }
-                        return .done((recipients, positioned, record, kept))
-                    }
-                }
-                let recipients: Recipients<M, S>
-                let positioned: PositionedRecipients<M>
-                let record: HistoryRecord
-                let kept: [M]
-                switch second {
-                case .stale: return .stale
-                case .retired, .done(.none): return .done(.delivered(Receipt()))
-                case .done(.some(let captured)): (recipients, positioned, record, kept) = captured
-                }
-                guard positions?.live != false else { return .done(.delivered(Receipt())) }
-                var receipt = Receipt()
-                for (offset, mail) in kept.enumerated() {
-                    receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)
-                    positioned.deliver(
-                        mail,
-                        offset: UInt64(offset),
-                        room: record._roomPosition,
-                        type: record._typePosition,
+            return nil
+        } secondLook: { shard, room -> LaneAttempt<Void> in
+            kept = []  // a look before this one may have set it (no mail's deinit: `mails` holds them)
+            if let positions {
+                guard
+                    let prepared = table.prepare(
+                        key: key,
+                        epoch: positions.epoch,
+                        first: positions.first,
+                        count: mails.count,
+                        digest: digest!,
+                        in: shard
+                    )
+                else { return .done(()) }  // nothing of the post is left to deliver
+                released.add(contentsOf: prepared.dropped)
+                guard prepared.skip < mails.count else { return .done(()) }
+                kept = Array(mails.dropFirst(prepared.skip))
+            } else {
+                kept = mails
+            }
+            guard
+                let recorded = table.record(
+                    kept,
+                    key: key,
+                    found: found,
+                    digest: digest,
+                    in: shard,
+                    dropping: &released
+                )
+            else { return .stale }
+            record = recorded
+            if positions?.live != false {
+                table.capturePositioned(from: sender, room: room, into: &positioned)
+            }
+            if let last = kept.last, let latest = shard._latest {
+                let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
+                displaced = latest.record(last, key: key, serial: serial)
+                displaced?._newest = table.recordNewest(last)
+            }
+            return .done(())
+        } deliver: { recipients -> HistoryDelivery in
+            guard !kept.isEmpty, positions?.live != false else { return .delivered(Receipt()) }
+            var receipt = Receipt()
+            for (offset, mail) in kept.enumerated() {
+                receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)
+                positioned.deliver(
+                    mail,
+                    offset: UInt64(offset),
+                    room: record._roomPosition,
+                    type: record._typePosition,
+                    context: context,
+                    into: &receipt
+                )
+            }
+            if let taps = recipients._taps {
+                let subscribers = taps.subscribers
+                for index in kept.indices {
+                    recipients.tap(
+                        kept[index],
+                        from: sender,
                         context: context,
-                        into: &receipt
+                        isLastInPost: index == kept.endIndex - 1,
+                        to: subscribers
                     )
                 }
-                if let taps {
-                    let subscribers = taps.subscribers
-                    for index in kept.indices {
-                        recipients.tap(
-                            kept[index],
-                            from: sender,
-                            context: context,
-                            isLastInPost: index == kept.endIndex - 1,
-                            to: subscribers
-                        )
-                    }
-                }
-                return .done(.delivered(receipt))
             }
-            let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
-            _ = (released, displaced, swept)  // released here, holding nothing: a mail's deinit is user code
-            return attempt
+            return .delivered(receipt)
         }
-        return delivered ?? .notKept  // never retired: a retired table delivers nothing, above
+        let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
+        // Released here, holding nothing: a mail's deinit is user code.
+        _ = (kept, positioned, released, displaced, swept)
+        return delivered ?? .notKept  // retired, or the room's shard keeps no history
     }
 
     /// Hands a post to the relay that routes its type, holding the taps' lane so that it reaches

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Switchboard {
     /// Runs `attempt` until it is done, or the table it works in is retired (then nil): the loop of
     /// the lane protocol (see ``LaneAttempt``).
@@ -9,6 +11,103 @@ extension Switchboard {
             case .stale: continue
             case .retired: return nil
             }
+        }
+    }
+
+    /// A post that must hold the lanes it finds (one that records its type's latest mail, or keeps
+    /// history), driven by ``PostAttempt``: looks under its room's shard lock for its lanes
+    /// (`firstLook`, which also reads what the kind of post needs; false when there is nothing to
+    /// do there), then, holding no lock, `beforeLanes` may end it (a post routed to a relay); it
+    /// takes the lanes, and the taps' lane while someone taps, looks again under the shard's lock,
+    /// and if the lanes are still its own captures its recipients and runs `secondLook` (the
+    /// post's record, still under the lock, with the room if its lane is held); then `deliver`,
+    /// holding the lanes but no shard lock.
+    ///
+    /// Recording and taking a place in line are one step, so a replaying or resuming subscribe
+    /// (which reads what is kept holding one of the post's lanes) can never replay a mail that a
+    /// post delivered after it overtakes. While someone taps, the taps' lane is held from the
+    /// record to the end of the delivery: a tap hears every post, whatever its lanes, and must hear
+    /// this one before any post made after a subscribe that replayed it.
+    ///
+    /// What `secondLook` captures, it keeps in its caller's variables, for `deliver` to read and
+    /// the caller to release once no lock and no lane is held (a mail's deinit is user code); the
+    /// recipients are released here, holding nothing. Nil when the table is retired, or
+    /// `firstLook` found nothing to do.
+    @inlinable @inline(__always)
+    func inPostLanes<M: Mail, S: Sendable, Value: Sendable>(
+        of table: RouteTable<M>,
+        from sender: S?,
+        key: SenderKey,
+        firstLook: (RouteShard<M>) -> Bool = { _ in true },
+        beforeLanes: () -> Value? = { nil },
+        secondLook: (RouteShard<M>, _ room: SubscriberList<M>?) -> LaneAttempt<Void>,
+        deliver: (Recipients<M, S>) -> Value
+    ) -> Value? {
+        let lookup = key.roomLookup
+        let index = RouteTable<M>.shardIndex(lookup)
+        return retrying { () -> LaneAttempt<Value> in
+            var attempt = PostAttempt()
+            var check = RoomCheck<M>.none
+            let found = table.withShard(index) { shard in
+                shard.withLock { () -> Lanes? in
+                    guard !table.isRetired, firstLook(shard) else { return nil }
+                    return table.lanes(lookup, key: key, in: shard, check: &check)
+                }
+            }
+            if found != nil, let value = beforeLanes() { return .done(value) }
+            let tapping = _tapping.load(ordering: .acquiring)
+            let looked = attempt.looked(
+                found,
+                roomIsTheSenders: check.holds(for: sender, key: key),
+                tapsLane: tapping ? _tapped._lane : nil
+            )
+            guard case .takeLanes = looked else { return .retired }
+            var recipients = Recipients<M, S>()  // released once the lanes are let go
+            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
+            let done = inOrder(attempt.lanes) { () -> LaneAttempt<Value> in
+                let tapsLane = attempt.tapsLane
+                tapsLane?.lock()
+                defer { tapsLane?.unlock() }
+                let taps = self.taps
+                guard case .lookAgain = attempt.tookLanes(tapped: taps != nil) else { return .stale }
+                let second = table.withShard(index) { shard in
+                    shard.withLock { () -> LaneAttempt<Void> in
+                        var now = Lanes()
+                        var unchecked = RoomCheck<M>.none  // the first look checked this room
+                        let room =
+                            table.isRetired
+                            ? nil
+                            : table.capture(
+                                from: sender,
+                                key: key,
+                                room: lookup,
+                                in: shard,
+                                into: &recipients,
+                                lanes: &now,
+                                check: &unchecked
+                            )
+                        switch attempt.lookedAgain(table.isRetired ? nil : now) {
+                        case .deliver(let dropRoom):
+                            if dropRoom { recipients._pinned = nil }
+                            let done = secondLook(shard, dropRoom ? nil : room)
+                            if case .stale = done { attempt.workWentStale() }
+                            return done
+                        case .retry: return .stale
+                        case .takeLanes, .lookAgain, .returnEmpty: return .retired
+                        }
+                    }
+                }
+                switch second {
+                case .done:
+                    recipients._taps = taps
+                    recipients._holdsTapsLane = true
+                    return .done(deliver(recipients))
+                case .stale: return .stale
+                case .retired: return .retired
+                }
+            }
+            _ = recipients  // the snapshot may hold the last reference to a subscription: released here
+            return done
         }
     }
 
@@ -29,29 +128,35 @@ extension Switchboard {
     ) -> LaneAttempt<Value> {
         guard let index = RouteTable<M>.shardIndex(at: place) else { return .retired }  // not a room
         return table.withShard(index) { shard in
+            var attempt = PostAttempt()
             var displaced: [any Finishable] = []  // by the first look: finished before the lane is taken
-            let lane = shard.withLock { () -> LaneAttempt<Lane> in
-                guard !table.isRetired else { return .retired }
-                guard let lane = table.room(at: place, pinning: sender, in: shard, departed: &displaced)?._lane else {
-                    return .retired  // a place that is not a room: nothing to file here
-                }
-                return .done(lane)
+            let lane = shard.withLock { () -> Lane? in
+                guard !table.isRetired else { return nil }
+                // Nil for a place that is not a room: nothing to file here.
+                return table.room(at: place, pinning: sender, in: shard, departed: &displaced)?._lane
             }
             for continuation in displaced { continuation.finish() }
-            guard case .done(let lane) = lane else { return .retired }
+            // A subscription's room is its own: nothing to check, and no taps' lane to hold.
+            guard case .takeLanes = attempt.looked(lane.map(Lanes.init(only:)), roomIsTheSenders: true, tapsLane: nil)
+            else { return .retired }
             var departed: [any Finishable] = []  // by the second look: finished once the lane is let go
             defer { for continuation in departed { continuation.finish() } }
             // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
-            return inOrder(Lanes(only: lane)) { () -> LaneAttempt<Value> in
-                let attempt = shard.withLock { () -> LaneAttempt<Value> in
-                    guard !table.isRetired else { return .retired }
-                    guard let room = table.room(at: place, pinning: sender, in: shard, departed: &departed),
-                        room._lane === lane
-                    else { return .stale }
-                    return .done(body(shard, room))
+            return inOrder(attempt.lanes) { () -> LaneAttempt<Value> in
+                guard case .lookAgain = attempt.tookLanes(tapped: false) else { return .stale }
+                let done = shard.withLock { () -> LaneAttempt<Value> in
+                    let room =
+                        table.isRetired ? nil : table.room(at: place, pinning: sender, in: shard, departed: &departed)
+                    // A room gone with its last subscription meanwhile holds no lane: not the same.
+                    let now = table.isRetired ? nil : room.flatMap(\._lane).map(Lanes.init(only:)) ?? Lanes()
+                    switch attempt.lookedAgain(now) {
+                    case .deliver: return .done(body(shard, room!))  // its lane is held: the room is there
+                    case .retry: return .stale
+                    case .takeLanes, .lookAgain, .returnEmpty: return .retired
+                    }
                 }
-                if case .done(let value) = attempt { andThen(value) }
-                return attempt
+                if case .done(let value) = done { andThen(value) }
+                return done
             }
         }
     }

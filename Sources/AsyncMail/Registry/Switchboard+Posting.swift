@@ -262,15 +262,13 @@ extension Switchboard {
     }
 
     /// A post of a type that keeps its latest mail, or one whose capture went stale while it
-    /// waited for its lanes: it finds the lanes it must hold, takes them, and then, in one step
-    /// under its shard's lock, checks that those are still its lanes, records its mail as the
-    /// latest (if it keeps any) and captures its recipients; it delivers holding the lanes.
+    /// waited for its lanes: through ``inPostLanes(of:from:key:firstLook:beforeLanes:secondLook:deliver:)``,
+    /// it records its mail as the latest (if it keeps any) and captures its recipients in one
+    /// step under its shard's lock, holding the lanes it delivers in.
     ///
-    /// Recording and taking a place in line are one step, so a replaying subscribe (which reads
-    /// the kept mail holding one of the post's lanes) can never replay a mail that a post
-    /// delivered after it overtakes: every subscriber, the replaying one too, hears the posts of
-    /// one lane in one order. Should a subscription change the lanes in between (a first
-    /// subscription to the room, or one to every sender), the post lets go and looks again.
+    /// So a replaying subscribe (which reads the kept mail holding one of the post's lanes) can
+    /// never replay a mail that a post delivered after it overtakes: every subscriber, the
+    /// replaying one too, hears the posts of one lane in one order.
     @inlinable @inline(never)
     func deliverRecording<M: Mail, S: Sendable>(
         _ table: RouteTable<M>,
@@ -280,82 +278,20 @@ extension Switchboard {
         context: PostContext?,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> Receipt {
-        let lookup = key.roomLookup
-        let index = RouteTable<M>.shardIndex(lookup)
-        // One look at the room under its shard's lock: its recipients, lanes and room check, then
-        // `andThen`, still holding the lock, which says whether they are still the post's lanes.
-        func look(
-            _ andThen: (RouteShard<M>, inout Recipients<M, S>, inout Lanes) -> Bool = { _, _, _ in true }
-        ) -> LaneAttempt<(recipients: Recipients<M, S>, lanes: Lanes, check: RoomCheck<M>)> {
-            table.withShard(index) { shard in
-                shard.withLock { () -> LaneAttempt<(recipients: Recipients<M, S>, lanes: Lanes, check: RoomCheck<M>)> in
-                    guard !table.isRetired else { return .retired }
-                    var recipients = Recipients<M, S>()
-                    var lanes = Lanes()
-                    var check = RoomCheck<M>.none
-                    table.capture(
-                        from: sender,
-                        key: key,
-                        room: lookup,
-                        in: shard,
-                        into: &recipients,
-                        lanes: &lanes,
-                        check: &check
-                    )
-                    // First: it may change both.
-                    guard andThen(shard, &recipients, &lanes) else { return .stale }
-                    return .done((recipients, lanes, check))
-                }
+        var displaced: LatestMail<M>.Displaced?  // released holding nothing: a mail's deinit is user code
+        let receipt = inPostLanes(of: table, from: sender, key: key) { shard, _ -> LaneAttempt<Void> in
+            if let mail, let latest = shard._latest {
+                let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
+                displaced = latest.record(mail, key: key, serial: serial)
+                displaced?._newest = table.recordNewest(mail)
             }
+            return .done(())
+        } deliver: { recipients in
+            deliver(recipients, context)
         }
-        let receipt = retrying { () -> LaneAttempt<Receipt> in
-            guard case .done(let first) = look() else { return .retired }
-            var lanes = first.lanes
-            // A room that is not the sender's (see `RoomCheck`) stays dropped when found again.
-            var dropped: Lane?
-            if !first.check.holds(for: sender, key: key) {
-                dropped = lanes._room
-                lanes = lanes.withoutRoom
-            }
-            // While someone taps, the post also holds the taps' lane from recording to the end of
-            // its delivery: a tap hears every post, whatever its lanes, and must hear this one
-            // before any post made after a subscribe that replayed it.
-            let tapsLane = _tapping.load(ordering: .acquiring) ? _tapped._lane : nil
-            var displaced: LatestMail<M>.Displaced?
-            // Locks held together, in the Architecture article's order ("Every lock, in the order they are taken").
-            let attempt = inOrder(lanes) { () -> LaneAttempt<Receipt> in
-                tapsLane?.lock()
-                defer { tapsLane?.unlock() }
-                let taps = self.taps
-                guard (taps != nil) == (tapsLane != nil) else { return .stale }  // a first tap, or the last gone
-                let second = look { shard, recipients, now in
-                    if let dropped, now._room === dropped {
-                        recipients._pinned = nil
-                        now = now.withoutRoom
-                    }
-                    guard now.holdsTheSameLanes(as: lanes) else { return false }
-                    if let mail, let latest = shard._latest {
-                        let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                        displaced = latest.record(mail, key: key, serial: serial)
-                        displaced?._newest = table.recordNewest(mail)
-                    }
-                    return true
-                }
-                switch second {
-                case .done(let second):
-                    var recipients = second.recipients
-                    recipients._taps = taps
-                    recipients._holdsTapsLane = true
-                    return .done(deliver(recipients, context))
-                case .stale: return .stale
-                case .retired: return .retired
-                }
-            }
-            // Holding no shard's lock: sweeps every shard's kept mail once enough senders came.
-            let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
-            _ = (displaced, swept)  // released here, holding nothing: a mail's deinit is user code
-            return attempt
-        }
+        // Holding no shard's lock: sweeps every shard's kept mail once enough senders came.
+        let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
+        _ = (displaced, swept)  // released here, holding nothing
         return receipt ?? Receipt()  // retired: the mailroom closed
     }
 }
