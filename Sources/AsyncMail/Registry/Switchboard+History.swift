@@ -89,9 +89,7 @@ extension Switchboard {
         var firstFound: RoomHistories<M>.Found?
         var route: (@Sendable ([PostedMail]) -> Bool)?
         var found: RoomHistory<M>?
-        // Released once no lock and no lane is held: what the limits drop, replaced latest mail.
-        var released = DroppedEntries<M>()
-        var displaced: LatestMail<M>.Displaced?
+        var discarded = DiscardedMail<M>()
         // What the second look captured: the mail left to deliver (none: nothing of the post is
         // left), its positions and the recipients with positions.
         var kept: [M] = []
@@ -122,7 +120,7 @@ extension Switchboard {
                         in: shard
                     )
                 else { return .done(()) }  // nothing of the post is left to deliver
-                released.add(contentsOf: prepared.dropped)
+                discarded._dropped.add(contentsOf: prepared.dropped)
                 guard prepared.skip < mails.count else { return .done(()) }
                 kept = Array(mails.dropFirst(prepared.skip))
             } else {
@@ -135,18 +133,14 @@ extension Switchboard {
                     found: found,
                     digest: digest,
                     in: shard,
-                    dropping: &released
+                    dropping: &discarded._dropped
                 )
             else { return .stale }
             record = recorded
             if positions?.live != false {
                 table.capturePositioned(from: sender, room: room, into: &positioned)
             }
-            if let last = kept.last, let latest = shard._latest {
-                let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                displaced = latest.record(last, key: key, serial: serial)
-                displaced?._newest = table.recordNewest(last)
-            }
+            if let last = kept.last { table.recordLatest(last, key: key, in: shard, discarding: &discarded) }
             return .done(())
         } deliver: { recipients -> HistoryDelivery in
             guard !kept.isEmpty, positions?.live != false else { return .delivered(Receipt()) }
@@ -176,9 +170,8 @@ extension Switchboard {
             }
             return .delivered(receipt)
         }
-        let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
-        // Released here, holding nothing: a mail's deinit is user code.
-        _ = (kept, positioned, released, displaced, swept)
+        discarded.release(in: table)
+        _ = (kept, positioned)  // released here, holding nothing: a mail's deinit is user code
         return delivered ?? .notKept  // retired, or the room's shard keeps no history
     }
 

@@ -278,20 +278,14 @@ extension Switchboard {
         context: PostContext?,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> Receipt {
-        var displaced: LatestMail<M>.Displaced?  // released holding nothing: a mail's deinit is user code
+        var discarded = DiscardedMail<M>()
         let receipt = inPostLanes(of: table, from: sender, key: key) { shard, _ -> LaneAttempt<Void> in
-            if let mail, let latest = shard._latest {
-                let serial = table._serial.wrappingAdd(1, ordering: .relaxed).newValue
-                displaced = latest.record(mail, key: key, serial: serial)
-                displaced?._newest = table.recordNewest(mail)
-            }
+            if let mail { table.recordLatest(mail, key: key, in: shard, discarding: &discarded) }
             return .done(())
         } deliver: { recipients in
             deliver(recipients, context)
         }
-        // Holding no shard's lock: sweeps every shard's kept mail once enough senders came.
-        let swept = displaced?._addedObjectSender == true ? table.keptObjectSenderAdded() : []
-        _ = (displaced, swept)  // released here, holding nothing
+        discarded.release(in: table)
         return receipt ?? Receipt()  // retired: the mailroom closed
     }
 }

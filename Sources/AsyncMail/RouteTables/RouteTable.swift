@@ -532,6 +532,20 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
         return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeRetainedValue()._mail
     }
 
+    /// Keeps `mail` as its sender's latest and as the type's newest, if the type keeps its latest
+    /// mail (``keepLatest()``); call holding `shard`'s lock and the post's lanes, so that every
+    /// subscriber, a replaying one too, hears the posts of one lane in the order they were kept.
+    /// What it replaced goes to `discarded`.
+    @inlinable
+    func recordLatest(_ mail: M, key: SenderKey, in shard: RouteShard<M>, discarding discarded: inout DiscardedMail<M>)
+    {
+        guard let latest = shard._latest else { return }
+        let serial = _serial.wrappingAdd(1, ordering: .relaxed).newValue
+        var displaced = latest.record(mail, key: key, serial: serial)
+        displaced._newest = recordNewest(mail)
+        discarded._displaced = displaced
+    }
+
     /// Takes the type's newest mail out, for closing.
     @usableFromInline
     func takeNewest() -> M? {
