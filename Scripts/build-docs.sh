@@ -2,28 +2,28 @@
 # Builds a product's DocC catalog offline, failing on any warning (broken links, undocumented topics).
 #   Scripts/build-docs.sh                                   AsyncMail, into .build/docs/AsyncMail.doccarchive
 #   Scripts/build-docs.sh ServiceLifecycle AsyncMailServiceLifecycle   a nested package's target
+#   Scripts/build-docs.sh Relays/Wire AsyncMailRelay Relays/Postgres    a target built in another package
+#
+# The symbol graphs are read from the module the debug build made (Scripts/symbol-graphs.sh), in
+# BUILT (the package itself unless named), so nothing is compiled a second time with other flags:
+# a plain `swift build` of the target comes first, which does nothing when the tests built it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 package=${1:-.}
 target=${2:-AsyncMail}
+built=${3:-$package}
 output="$package/.build/docs/$target.doccarchive"
-# Kept between runs: an up-to-date incremental build does not emit the graphs again.
-symbols="$package/.build/docs/symbol-graphs"
-# Only the target's own graphs: its dependencies' would be documented as part of it.
-own="$package/.build/docs/$target-symbol-graphs"
-rm -rf "$output" "$own"
-mkdir -p "$symbols" "$own"
+symbols="$package/.build/docs/$target-symbol-graphs"
+rm -rf "$output" "$symbols"
 
-swift build --package-path "$package" --target "$target" \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$symbols" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public \
-    -Xswiftc -emit-extension-block-symbols
-cp "$symbols/$target".symbols.json "$own/"
-cp "$symbols/$target"@*.symbols.json "$own/" 2>/dev/null || true
+swift build --package-path "$built" --target "$target"
+Scripts/symbol-graphs.sh "$built" "$target" "$symbols" -emit-extension-block-symbols
+# Only the target's own graphs (its extensions of other modules' types included).
+find "$symbols" -name '*.symbols.json' ! -name "$target.symbols.json" ! -name "$target@*.symbols.json" -delete
 
 docc convert "$package/Sources/$target/$target.docc" \
-    --additional-symbol-graph-dir "$own" \
+    --additional-symbol-graph-dir "$symbols" \
     --fallback-display-name "$target" \
     --fallback-bundle-identifier "org.asyncmail.$target" \
     --output-path "$output" \

@@ -6,7 +6,8 @@
 #                                  every change to the surface shows in review
 #
 # Reads the modules each package's debug build left in .build/debug/Modules (`.ci/run` builds them
-# before this step), so it compiles nothing. What a listing holds: Scripts/api-listing.py.
+# before this step), so it compiles nothing (Scripts/symbol-graphs.sh). What a listing holds:
+# Scripts/api-listing.py.
 # Unconditionally unavailable overloads are not in symbol graphs; their messages are checked word
 # for word by Scripts/check-compile-failures.sh instead.
 set -euo pipefail
@@ -15,7 +16,6 @@ cd "$(dirname "$0")/.."
 update=false
 [[ "${1:-}" == "--update" ]] && update=true
 
-target=$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
@@ -31,30 +31,8 @@ products=(
 
 for entry in "${products[@]}"; do
     read -r package modules <<<"$entry"
-    build="$package/.build/debug"
-    # C targets (swift-nio's, for one) are found through the module maps their build wrote.
-    includes=(-I "$build/Modules")
-    # (Not one an older build generated for a root C target that now has a module map of its own,
-    # under Sources, added below, nor the host copy, NAME-tool.build, of a module that a package
-    # plugin's tool uses, which Scripts/build-packages.sh leaves in the PostgreSQL relay's folder:
-    # two maps of one module do not load.)
-    while IFS= read -r map; do
-        c_target=$(basename "$(dirname "$map")" .build)
-        [[ -e "Sources/$c_target/include/module.modulemap" ]] || includes+=(-I "$(dirname "$map")")
-    done < <(find "$build/" -maxdepth 2 -name module.modulemap -not -path '*-tool.build/*' 2>/dev/null)
-    while IFS= read -r map; do includes+=(-I "$(dirname "$map")"); done \
-        < <(find "$package/.build/checkouts" -path '*/include/module.modulemap' 2>/dev/null)
-    # The root package's own C targets (AsyncMail's inlinable locks use CAsyncMail), for every package.
-    while IFS= read -r map; do includes+=(-I "$(dirname "$map")"); done \
-        < <(find Sources -path '*/include/module.modulemap' 2>/dev/null)
     for module in $modules; do
-        if [[ ! -e "$build/Modules/$module.swiftmodule" ]]; then
-            echo "check-api: $module is not built: run swift build --package-path $package first" >&2
-            exit 1
-        fi
-        mkdir -p "$work/$module"
-        swift symbolgraph-extract -module-name "$module" -target "$target" "${includes[@]}" \
-            -minimum-access-level public -skip-synthesized-members -output-dir "$work/$module" >/dev/null
+        Scripts/symbol-graphs.sh "$package" "$module" "$work/$module" -skip-synthesized-members
         python3 Scripts/api-listing.py "$work/$module" "$module" >"$work/$module.txt"
         if $update; then
             cp "$work/$module.txt" "API/$module.txt"

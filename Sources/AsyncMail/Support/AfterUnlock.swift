@@ -4,8 +4,9 @@
 /// Finishing a stream runs its termination handler, which takes the route table's locks, and releasing
 /// a value can run user code (a mail's deinit, a filter's captures); neither may happen under a
 /// lock. A locked section that has both to leave hands one of these back, and its caller calls
-/// ``perform()`` after unlocking. Only removing a close action uses it so far; the post and
-/// subscription paths hand back their streams and values as tuples.
+/// ``perform()`` after unlocking. Only removing a close action uses it so far; a post that keeps
+/// mail gathers what it discards in a `DiscardedMail` (released by its `release(in:)`), and the
+/// other post and subscription paths hand back their streams and values as tuples.
 @usableFromInline
 struct AfterUnlock<Released: Sendable>: Sendable {
     /// Streams to finish: subscriptions whose sender is gone, or displaced by a new one.
