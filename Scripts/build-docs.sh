@@ -18,7 +18,13 @@ symbols="$package/.build/docs/$target-symbol-graphs"
 rm -rf "$output" "$symbols"
 
 swift build --package-path "$built" --target "$target"
-Scripts/symbol-graphs.sh "$built" "$target" "$symbols" -emit-extension-block-symbols
+# The modules the target re-exports (`@_exported import`) are documented as part of it, as the
+# compiler's own symbol graphs have them: AsyncMailSQLite's docs link AsyncMailRelay's types.
+reexported=$(sed -n 's/^@_exported import \([A-Za-z_][A-Za-z_0-9]*\).*/\1/p' "$package/Sources/$target"/*.swift |
+    sort -u | paste -sd, -)
+flags=(-emit-extension-block-symbols)
+[ -z "$reexported" ] || flags+=("-experimental-allowed-reexported-modules=$reexported")
+Scripts/symbol-graphs.sh "$built" "$target" "$symbols" "${flags[@]}"
 # Only the target's own graphs (its extensions of other modules' types included).
 find "$symbols" -name '*.symbols.json' ! -name "$target.symbols.json" ! -name "$target@*.symbols.json" -delete
 
