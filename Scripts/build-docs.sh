@@ -20,8 +20,8 @@ rm -rf "$output" "$symbols"
 swift build --package-path "$built" --target "$target"
 # The modules the target re-exports (`@_exported import`) are documented as part of it, as the
 # compiler's own symbol graphs have them: AsyncMailSQLite's docs link AsyncMailRelay's types.
-reexported=$(sed -n 's/^@_exported import \([A-Za-z_][A-Za-z_0-9]*\).*/\1/p' "$package/Sources/$target"/*.swift |
-    sort -u | paste -sd, -)
+reexported=$({ grep -rhoE --include='*.swift' '^@_exported import [A-Za-z_][A-Za-z_0-9]*' "$package/Sources/$target" ||
+    true; } | awk '{ print $3 }' | sort -u | paste -sd, -)
 flags=(-emit-extension-block-symbols)
 [ -z "$reexported" ] || flags+=("-experimental-allowed-reexported-modules=$reexported")
 Scripts/symbol-graphs.sh "$built" "$target" "$symbols" "${flags[@]}"
