@@ -11,157 +11,95 @@ struct PostAttemptTests {
     private let taps = Lane()
 
     private var roomLanes: Lanes { Lanes(type: type, room: room, hearsSeveralRooms: true) }
+    private var typeOnly: Lanes { Lanes(type: type, room: nil, hearsSeveralRooms: true) }
 
-    private func expectTakes(_ attempt: PostAttempt, after action: PostAttempt.Action, _ lanes: Lanes, tapsLane: Lane?)
-    {
-        guard case .takeLanes = action else {
-            Issue.record("expected takeLanes, got \(action)")
-            return
-        }
-        #expect(attempt.lanes.holdsTheSameLanes(as: lanes))
-        #expect(attempt.tapsLane === tapsLane)
+    /// The first look of a fresh attempt, which must say to take `lanes` (and `tapsLane`).
+    private func laned(
+        _ found: Lanes,
+        roomIsTheSenders: Bool = true,
+        tapsLane: Lane? = nil,
+        taking lanes: Lanes,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> PostAttempt {
+        var attempt = PostAttempt()
+        let action = attempt.looked(found, roomIsTheSenders: roomIsTheSenders, tapsLane: tapsLane)
+        #expect(action == .takeLanes, sourceLocation: sourceLocation)
+        #expect(attempt.lanes.holdsTheSameLanes(as: lanes), sourceLocation: sourceLocation)
+        #expect(attempt.tapsLane === tapsLane, sourceLocation: sourceLocation)
+        return attempt
     }
 
     @Test("the same lanes at both looks: deliver, keeping the room")
     func sameLanesDeliver() {
-        var attempt = PostAttempt()
-        let looked = attempt.looked(roomLanes, roomIsTheSenders: true, tapsLane: nil)
-        expectTakes(attempt, after: looked, roomLanes, tapsLane: nil)
-        guard case .lookAgain = attempt.tookLanes(tapped: false) else {
-            Issue.record("expected lookAgain")
-            return
-        }
-        guard case .deliver(let dropRoom) = attempt.lookedAgain(roomLanes) else {
-            Issue.record("expected deliver")
-            return
-        }
-        #expect(!dropRoom)
-        guard case .confirmed = attempt._phase else {
-            Issue.record("expected confirmed, got \(attempt._phase)")
-            return
-        }
+        var attempt = laned(roomLanes, taking: roomLanes)
+        #expect(attempt.tookLanes(tapped: false) == .lookAgain)
+        #expect(attempt.lookedAgain(roomLanes) == .deliver(dropRoom: false))
+        #expect(attempt._phase == .confirmed)
     }
 
     @Test("a room that is not the sender's is not taken, and stays dropped at the second look")
     func droppedRoomStaysDropped() {
-        var attempt = PostAttempt()
-        let typeOnly = Lanes(type: type, room: nil, hearsSeveralRooms: true)
-        let looked = attempt.looked(roomLanes, roomIsTheSenders: false, tapsLane: nil)
-        expectTakes(attempt, after: looked, typeOnly, tapsLane: nil)
-        _ = attempt.tookLanes(tapped: false)
-        guard case .deliver(let dropRoom) = attempt.lookedAgain(roomLanes) else {
-            Issue.record("expected deliver")
-            return
-        }
-        #expect(dropRoom)
+        var attempt = laned(roomLanes, roomIsTheSenders: false, taking: typeOnly)
+        #expect(attempt.tookLanes(tapped: false) == .lookAgain)
+        #expect(attempt.lookedAgain(roomLanes) == .deliver(dropRoom: true))
     }
 
     @Test("a dropped room replaced by another room meanwhile: retry, since the new room may be the sender's")
     func droppedRoomReplaced() {
-        var attempt = PostAttempt()
-        _ = attempt.looked(roomLanes, roomIsTheSenders: false, tapsLane: nil)
-        _ = attempt.tookLanes(tapped: false)
+        var attempt = laned(roomLanes, roomIsTheSenders: false, taking: typeOnly)
+        #expect(attempt.tookLanes(tapped: false) == .lookAgain)
         let replaced = Lanes(type: type, room: otherRoom, hearsSeveralRooms: true)
-        guard case .retry = attempt.lookedAgain(replaced) else {
-            Issue.record("expected retry")
-            return
-        }
+        #expect(attempt.lookedAgain(replaced) == .retry)
     }
 
     @Test("a first subscription to the room between the looks: retry")
     func firstSubscriptionToTheRoom() {
-        var attempt = PostAttempt()
-        let typeOnly = Lanes(type: type, room: nil, hearsSeveralRooms: true)
-        _ = attempt.looked(typeOnly, roomIsTheSenders: true, tapsLane: nil)
-        _ = attempt.tookLanes(tapped: false)
-        guard case .retry = attempt.lookedAgain(roomLanes) else {
-            Issue.record("expected retry")
-            return
-        }
-        guard case .stale = attempt._phase else {
-            Issue.record("expected stale, got \(attempt._phase)")
-            return
-        }
+        var attempt = laned(typeOnly, taking: typeOnly)
+        #expect(attempt.tookLanes(tapped: false) == .lookAgain)
+        #expect(attempt.lookedAgain(roomLanes) == .retry)
+        #expect(attempt._phase == .stale)
     }
 
     @Test("the type's last subscription to several rooms gone between the looks: retry")
     func typeLaneGone() {
-        var attempt = PostAttempt()
-        _ = attempt.looked(roomLanes, roomIsTheSenders: true, tapsLane: nil)
-        _ = attempt.tookLanes(tapped: false)
-        guard case .retry = attempt.lookedAgain(Lanes(type: type, room: room, hearsSeveralRooms: false)) else {
-            Issue.record("expected retry")
-            return
-        }
+        var attempt = laned(roomLanes, taking: roomLanes)
+        #expect(attempt.tookLanes(tapped: false) == .lookAgain)
+        #expect(attempt.lookedAgain(Lanes(type: type, room: room, hearsSeveralRooms: false)) == .retry)
     }
 
     @Test("a first tap, or the last gone, between the looks: retry before looking again")
     func tapsChanged() {
-        var first = PostAttempt()
-        let looked = first.looked(roomLanes, roomIsTheSenders: true, tapsLane: nil)
-        expectTakes(first, after: looked, roomLanes, tapsLane: nil)
-        guard case .retry = first.tookLanes(tapped: true) else {
-            Issue.record("expected retry on a first tap")
-            return
-        }
-        var last = PostAttempt()
-        let lastLooked = last.looked(roomLanes, roomIsTheSenders: true, tapsLane: taps)
-        expectTakes(last, after: lastLooked, roomLanes, tapsLane: taps)
-        guard case .retry = last.tookLanes(tapped: false) else {
-            Issue.record("expected retry when the last tap is gone")
-            return
-        }
-        var still = PostAttempt()
-        _ = still.looked(roomLanes, roomIsTheSenders: true, tapsLane: taps)
-        guard case .lookAgain = still.tookLanes(tapped: true) else {
-            Issue.record("expected lookAgain while someone still taps")
-            return
-        }
+        var first = laned(roomLanes, taking: roomLanes)
+        #expect(first.tookLanes(tapped: true) == .retry, "a first tap")
+        var last = laned(roomLanes, tapsLane: taps, taking: roomLanes)
+        #expect(last.tookLanes(tapped: false) == .retry, "the last tap gone")
+        var still = laned(roomLanes, tapsLane: taps, taking: roomLanes)
+        #expect(still.tookLanes(tapped: true) == .lookAgain, "someone still taps")
     }
 
     @Test("a retired table at either look: return empty, take nothing")
     func retired() {
         var early = PostAttempt()
-        guard case .returnEmpty = early.looked(nil, roomIsTheSenders: true, tapsLane: taps) else {
-            Issue.record("expected returnEmpty at the first look")
-            return
-        }
-        var late = PostAttempt()
-        _ = late.looked(roomLanes, roomIsTheSenders: true, tapsLane: nil)
-        _ = late.tookLanes(tapped: false)
-        guard case .returnEmpty = late.lookedAgain(nil) else {
-            Issue.record("expected returnEmpty at the second look")
-            return
-        }
-        guard case .retired = late._phase else {
-            Issue.record("expected retired, got \(late._phase)")
-            return
-        }
+        #expect(early.looked(nil, roomIsTheSenders: true, tapsLane: taps) == .returnEmpty)
+        var late = laned(roomLanes, taking: roomLanes)
+        #expect(late.tookLanes(tapped: false) == .lookAgain)
+        #expect(late.lookedAgain(nil) == .returnEmpty)
+        #expect(late._phase == .retired)
     }
 
     @Test("a post that reaches no subscription holds no lane and still delivers (to the taps)")
     func noLanes() {
-        var attempt = PostAttempt()
-        let looked = attempt.looked(Lanes(), roomIsTheSenders: true, tapsLane: taps)
-        expectTakes(attempt, after: looked, Lanes(), tapsLane: taps)
-        _ = attempt.tookLanes(tapped: true)
-        guard case .deliver(let dropRoom) = attempt.lookedAgain(Lanes()) else {
-            Issue.record("expected deliver")
-            return
-        }
-        #expect(!dropRoom)
+        var attempt = laned(Lanes(), tapsLane: taps, taking: Lanes())
+        #expect(attempt.tookLanes(tapped: true) == .lookAgain)
+        #expect(attempt.lookedAgain(Lanes()) == .deliver(dropRoom: false))
     }
 
     @Test("work under the second look that finds it must look again (a room's history gone) makes the attempt stale")
     func workWentStale() {
-        var attempt = PostAttempt()
-        _ = attempt.looked(roomLanes, roomIsTheSenders: true, tapsLane: nil)
-        _ = attempt.tookLanes(tapped: false)
-        _ = attempt.lookedAgain(roomLanes)
+        var attempt = laned(roomLanes, taking: roomLanes)
+        #expect(attempt.tookLanes(tapped: false) == .lookAgain)
+        #expect(attempt.lookedAgain(roomLanes) == .deliver(dropRoom: false))
         attempt.workWentStale()
-        guard case .stale = attempt._phase else {
-            Issue.record("expected stale, got \(attempt._phase)")
-            return
-        }
+        #expect(attempt._phase == .stale)
     }
 }

@@ -1,5 +1,5 @@
 /// One try of the lane protocol, as a value: it takes what each look found and says what to do
-/// next. Posts that record their latest mail or keep history (``Switchboard/inPostLanes(of:from:key:firstLook:secondLook:deliver:)``)
+/// next. Posts that record their latest mail or keep history (``Switchboard/inPostLanes(of:from:key:firstLook:beforeLanes:secondLook:deliver:)``)
 /// and subscribes that file in one room's lane (``Switchboard/inRoomLane(of:at:pinning:andThen:_:)``)
 /// drive it; it holds no lock and does nothing itself, so its transitions are tested without
 /// threads (`PostAttemptTests`).
@@ -31,7 +31,7 @@ struct PostAttempt {
 
     /// What the driver does next.
     @usableFromInline
-    enum Action {
+    enum Action: Equatable {
         /// Take ``lanes``, type first, then ``tapsLane`` if there is one.
         case takeLanes
         /// Holding the lanes, look again under the shard's lock.

@@ -74,8 +74,9 @@ extension Switchboard {
                     shard.withLock { () -> LaneAttempt<Void> in
                         var now = Lanes()
                         var unchecked = RoomCheck<M>.none  // the first look checked this room
+                        let retired = table.isRetired
                         let room =
-                            table.isRetired
+                            retired
                             ? nil
                             : table.capture(
                                 from: sender,
@@ -86,7 +87,7 @@ extension Switchboard {
                                 lanes: &now,
                                 check: &unchecked
                             )
-                        switch attempt.lookedAgain(table.isRetired ? nil : now) {
+                        switch attempt.lookedAgain(retired ? nil : now) {
                         case .deliver(let dropRoom):
                             if dropRoom { recipients._pinned = nil }
                             let done = secondLook(shard, dropRoom ? nil : room)
@@ -145,10 +146,10 @@ extension Switchboard {
             return inOrder(attempt.lanes) { () -> LaneAttempt<Value> in
                 guard case .lookAgain = attempt.tookLanes(tapped: false) else { return .stale }
                 let done = shard.withLock { () -> LaneAttempt<Value> in
-                    let room =
-                        table.isRetired ? nil : table.room(at: place, pinning: sender, in: shard, departed: &departed)
+                    let retired = table.isRetired
+                    let room = retired ? nil : table.room(at: place, pinning: sender, in: shard, departed: &departed)
                     // A room gone with its last subscription meanwhile holds no lane: not the same.
-                    let now = table.isRetired ? nil : room.flatMap(\._lane).map(Lanes.init(only:)) ?? Lanes()
+                    let now = retired ? nil : room.flatMap(\._lane).map(Lanes.init(only:)) ?? Lanes()
                     switch attempt.lookedAgain(now) {
                     case .deliver: return .done(body(shard, room!))  // its lane is held: the room is there
                     case .retry: return .stale

@@ -279,12 +279,16 @@ extension Switchboard {
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
     ) -> Receipt {
         var discarded = DiscardedMail<M>()
-        let receipt = inPostLanes(of: table, from: sender, key: key) { shard, _ -> LaneAttempt<Void> in
-            if let mail { table.recordLatest(mail, key: key, in: shard, discarding: &discarded) }
-            return .done(())
-        } deliver: { recipients in
-            deliver(recipients, context)
-        }
+        let receipt = inPostLanes(
+            of: table,
+            from: sender,
+            key: key,
+            secondLook: { shard, _ -> LaneAttempt<Void> in
+                if let mail { table.recordLatest(mail, key: key, in: shard, discarding: &discarded) }
+                return .done(())
+            },
+            deliver: { recipients in deliver(recipients, context) }
+        )
         discarded.release(in: table)
         return receipt ?? Receipt()  // retired: the mailroom closed
     }
