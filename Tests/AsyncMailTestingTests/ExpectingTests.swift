@@ -5,6 +5,14 @@ import Testing
 
 @testable import AsyncMail
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct Ping: Mail, Equatable {
     let id: Int
 }
@@ -41,7 +49,9 @@ final class SpinGate: Sendable {
     private let isOpen = Atomic(false)
 
     func wait() {
-        while !isOpen.load(ordering: .acquiring) {}
+        // Yielding the core, not the thread: the thread stays held, and whatever else is runnable
+        // (the test's other pool thread, other tests' threads) gets the core meanwhile.
+        while !isOpen.load(ordering: .acquiring) { sched_yield() }
     }
 
     func open() { isOpen.store(true, ordering: .releasing) }

@@ -44,7 +44,11 @@ private final class ModelResume {
     func number(_ mail: Logged) -> UInt64 { room == nil ? mail.stamp : mail.sequence }
 }
 
-@Suite("History against a model: resumes, gaps and refusals predicted exactly, room by room", .tags(.model))
+@Suite(
+    "History against a model: resumes, gaps and refusals predicted exactly, room by room",
+    .tags(.model),
+    .heavyTurns
+)
 struct HistoryModelTests {
     @Test("one operation at a time, every outcome predicted", arguments: modelSeeds)
     func sequential(seed: UInt64) async throws {

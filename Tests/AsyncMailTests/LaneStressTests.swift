@@ -29,7 +29,7 @@ enum LaneSender: Hashable, Sendable {
     static let all: [LaneSender] = [.room(0), .room(1), .room(2), .room(3), .player(0), .player(1), .none]
 }
 
-@Suite("Stress: lanes", .tags(.stress), .serialized)
+@Suite("Stress: lanes", .tags(.stress), .serialized, .heavyTurns)
 struct LaneStressTests {
     /// Poster `poster`'s `index`-th post: alternating types, and every sender in turn.
     static func schedule(poster: Int, index: Int) -> (isAlpha: Bool, sender: LaneSender) {

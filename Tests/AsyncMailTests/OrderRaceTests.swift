@@ -274,6 +274,7 @@ struct OrderRaceTests {
     @Test(
         "posters on rooms and types, racing subscriptions that come and go (pinned, everyone, fromAny:, replaying, bounded) and taps: any two hear shared posts in one order, and none has a hole",
         .tags(.stress),
+        .heavyTurns,
         .timeLimit(.minutes(5)),
         arguments: [UInt64(41), 42]
     )
@@ -290,6 +291,7 @@ struct OrderRaceTests {
     @Test(
         "the same race with termination handlers that are slow after taking their subscription out: still no hole",
         .tags(.stress),
+        .heavyTurns,
         .timeLimit(.minutes(5)),
         arguments: [UInt64(43)]
     )
@@ -306,6 +308,7 @@ struct OrderRaceTests {
     @Test(
         "8 posting threads racing subscribe, unsubscribe and close: no hang, every loop ends, each poster's order kept",
         .tags(.stress),
+        .heavyTurns,
         .timeLimit(.minutes(5)),
         arguments: [UInt64(7), 8]
     )
@@ -318,7 +321,7 @@ struct OrderRaceTests {
             // closes (a post then reaches nobody), with and without a sender.
             let posters = (0..<8).map { poster -> Task<Void, Never> in
                 Task {
-                    await onThread {
+                    await onBackgroundThread {
                         for sequence in 0..<4_000 {
                             let receipt: Receipt
                             switch sequence % 3 {
@@ -412,7 +415,7 @@ struct OrderRaceTests {
         let subscribed = Locked(false)
         let posters = (0..<4).map { poster -> Task<Void, Never> in
             Task {
-                await onThread {
+                await onBackgroundThread {
                     for index in 0..<1_000 {
                         if index >= 60, subscribed.withLock({ $0 }) { break }
                         let id = poster * 1_000 + index

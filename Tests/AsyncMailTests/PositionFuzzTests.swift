@@ -14,10 +14,11 @@ private let inputsPerSeed = 50_000
 @Suite("Positions are untrusted input: the decoder under fuzzing")
 struct PositionFuzzTests {
     @Test("every position's string reads back as the same position, within maximumLength")
-    func roundTrip() {
+    func roundTrip() async {
         var random = SeededRandomNumberGenerator(seed: 31)
         let edges: [UInt64] = [0, 1, 9, 10, 15, 16, UInt64(UInt32.max), UInt64.max - 1, UInt64.max]
         for index in 0..<inputsPerSeed {
+            await cooperate(after: index, every: 500)  // long and synchronous (Tests/README.md, rule 7)
             let epoch = index < edges.count ? edges[index] : random.next()
             let stream = UInt32(truncatingIfNeeded: index < edges.count ? edges[index] : random.next())
             let room = UInt32(truncatingIfNeeded: index < edges.count ? edges[edges.count - 1 - index] : random.next())
@@ -33,11 +34,12 @@ struct PositionFuzzTests {
         "mutated, random and oversized strings are refused as malformed, or read as the one position they spell",
         arguments: [1, 2, 3] as [UInt64]
     )
-    func mutations(seed: UInt64) throws {
+    func mutations(seed: UInt64) async throws {
         var random = SeededRandomNumberGenerator(seed: seed)
         let alphabet = Array("0123456789abcdefABCDEF-+ x\u{0}é٣".unicodeScalars)
         var accepted = 0
-        for _ in 0..<inputsPerSeed {
+        for index in 0..<inputsPerSeed {
+            await cooperate(after: index, every: 500)  // long and synchronous (Tests/README.md, rule 7)
             let base = MailPosition(
                 epoch: random.next(),
                 stream: UInt32(truncatingIfNeeded: random.next()),

@@ -138,8 +138,8 @@ struct DepartedSenderTests {
     )
     func sweepBoundExhaustive(n: Int) async {
         for warmUp in 0..<(2 * n + 1) {
-            await Task.yield()  // long and synchronous: let the tests beside it run (see Tests/README.md)
             for departing in 1..<(1 << n) {
+                await Task.yield()  // long and synchronous: let the tests beside it run (see Tests/README.md)
                 // A table with one subscription pinned to each sender; `sweepAfterPost()` is
                 // what each post of the type calls.
                 var senders: [Player?] = (0..<n).map { Player("p\($0)") }
@@ -171,8 +171,8 @@ struct DepartedSenderTests {
     )
     func fullSweepExhaustive(n: Int) async {
         for warmUp in 0..<(2 * n + 1) {
-            await Task.yield()  // long and synchronous: let the tests beside it run (see Tests/README.md)
             for departing in 1..<(1 << n) {
+                await Task.yield()  // long and synchronous: let the tests beside it run (see Tests/README.md)
                 var senders: [Player?] = (0..<n).map { Player("p\($0)") }
                 let late = Player("late")  // made first, so it cannot reuse a departed sender's address
                 var routes = ObjectRoutes<Ping>()

@@ -107,7 +107,7 @@ struct Observed<M: Stamped>: Sendable {
 }
 
 // One at a time: each of these saturates both cores on its own.
-@Suite("Stress", .tags(.stress), .serialized)
+@Suite("Stress", .tags(.stress), .serialized, .heavyTurns)
 struct StressTests {
     static let seeds: [UInt64] = [0x5EED_0001, 0x5EED_0002]
 

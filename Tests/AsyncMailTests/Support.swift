@@ -111,3 +111,55 @@ final class Gate: Sendable {
 
     func release() { released.signal() }
 }
+
+/// The heavy suites (stress, models, order races) take turns, one test at a time.
+///
+/// Each floods the cooperative pool's queue, which is first in, first out, with its consumers'
+/// wake-ups: all at once, they kept the quick tests beside them from a thread long enough for
+/// their waits to run past their limits under ThreadSanitizer (#54; the measurements are in
+/// Tests/README.md, rule 7). The wait for a turn holds no thread.
+struct HeavyTurns: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard !test.isSuite else { return try await function() }
+        await Self.turns.take()
+        do {
+            try await function()
+        } catch {
+            await Self.turns.give()
+            throw error
+        }
+        await Self.turns.give()
+    }
+
+    /// The one turn, shared by every heavy test in the process.
+    private static let turns = Turns()
+
+    /// One turn at a time, handed on in the order it was asked for.
+    private actor Turns {
+        private var isTaken = false
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        func take() async {
+            guard isTaken else {
+                isTaken = true
+                return
+            }
+            await withCheckedContinuation { waiting.append($0) }
+        }
+
+        func give() {
+            if waiting.isEmpty { isTaken = false } else { waiting.removeFirst().resume() }
+        }
+    }
+}
+
+extension Trait where Self == HeavyTurns {
+    /// The test waits for its turn among the heavy ones; see ``HeavyTurns``.
+    static var heavyTurns: Self { HeavyTurns() }
+}
