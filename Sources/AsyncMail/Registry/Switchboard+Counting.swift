@@ -124,7 +124,7 @@ extension Switchboard {
 
     /// Forgets a close action that has not run; released after unlocking, as it may hold user values.
     func removeCloseAction(_ key: Int) {
-        let removed = withRegistry { AfterUnlock(releasing: $0._closeActions.removeValue(forKey: key)) }
-        removed.perform()
+        let removed = withRegistry { $0._closeActions.removeValue(forKey: key) }
+        _ = removed  // released here, holding nothing
     }
 }
