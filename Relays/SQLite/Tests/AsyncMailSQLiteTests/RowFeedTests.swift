@@ -88,8 +88,16 @@ struct ReplacedDatabaseTests {
                     safetyNet: .milliseconds(20)
                 )
                 let batches = feed.rows(after: 0)
-                try FileManager.default.removeItem(atPath: path)
-                let other = replace ? try await RelayDatabase.open(path: path, logger: logger) : nil
+                let other: RelayDatabase?
+                if replace {
+                    // Moved over the path in one step: were the path deleted first, a check between
+                    // the two steps would rightly see a deleted database.
+                    other = try await RelayDatabase.open(path: folder + "/other.sqlite", logger: logger)
+                    #expect(rename(folder + "/other.sqlite", path) == 0)
+                } else {
+                    other = nil
+                    try FileManager.default.removeItem(atPath: path)
+                }
                 do {
                     _ = try await batches.collect()
                     Issue.record("the feed went on with a \(replace ? "replaced" : "deleted") database")
