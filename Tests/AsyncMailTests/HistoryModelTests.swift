@@ -46,8 +46,7 @@ private final class ModelResume {
 
 @Suite(
     "History against a model: resumes, gaps and refusals predicted exactly, room by room",
-    .tags(.model),
-    .heavyTurns
+    .tags(.model)
 )
 struct HistoryModelTests {
     @Test("one operation at a time, every outcome predicted", arguments: modelSeeds)

@@ -899,7 +899,7 @@ private final class ModelRun {
     }
 }
 
-@Suite("Model", .tags(.model), .heavyTurns, .timeLimit(.minutes(10)))
+@Suite("Model", .tags(.model), .timeLimit(.minutes(10)))
 struct ModelTests {
     @Test("random operations agree with a sequential model of every guarantee", arguments: modelSeeds)
     func agreesWithModel(seed: UInt64) async throws {

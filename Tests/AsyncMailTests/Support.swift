@@ -112,12 +112,13 @@ final class Gate: Sendable {
     func release() { released.signal() }
 }
 
-/// The heavy suites (stress, models, order races) take turns, one test at a time.
+/// The heavy suites (stress, order races) take turns, one test at a time.
 ///
 /// Each floods the cooperative pool's queue, which is first in, first out, with its consumers'
 /// wake-ups: all at once, they kept the quick tests beside them from a thread long enough for
 /// their waits to run past their limits under ThreadSanitizer (#54; the measurements are in
-/// Tests/README.md, rule 7). The wait for a turn holds no thread.
+/// Tests/README.md, rule 7). The models, one operation at a time, flood nothing and run beside
+/// them. The wait for a turn holds no thread.
 struct HeavyTurns: SuiteTrait, TestTrait, TestScoping {
     var isRecursive: Bool { true }
 
