@@ -59,7 +59,7 @@ extension Mailroom {
     /// Unlike ``latest(_:from:)`` and ``subscriberCount(_:from:)``, it sweeps nothing.
     func retainedObjectSenderCount<M: Mail>(for type: M.Type) -> Int {
         guard let table = _switchboard.existingTable(for: M.self) else { return 0 }
-        return table.shards.reduce(0) { total, shard in total + shard.withLock { shard._latest?._byObject.count ?? 0 } }
+        return table.shards.reduce(0) { total, shard in total + shard.withLock { shard._kept?._byObject.count ?? 0 } }
     }
 
     /// Observes `M` like ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``,

@@ -12,12 +12,12 @@ extension Switchboard {
     @usableFromInline
     func latest<M: Mail>(_ type: M.Type, from key: SenderKey?) -> M? {
         guard let table = existingTable(for: M.self) else { return nil }
-        let (result, swept): (M?, [M])
+        let (result, swept): (M?, [KeptRoom<M>])
         if let key {
             // One sender's: its shard alone, swept of departed senders' mail first, so that a
             // departed sender's mail is never read for a new one at its address.
             (result, swept) = table.withShard(RouteTable<M>.shardIndex(key.roomLookup)) { shard in
-                shard.withLock { () -> (M?, [M]) in
+                shard.withLock { () -> (M?, [KeptRoom<M>]) in
                     guard !table.isRetired else { return (nil, []) }
                     let swept = table.sweepKeptMail(in: shard)
                     return (table.newest(from: key, in: shard), swept)
@@ -25,7 +25,7 @@ extension Switchboard {
             }
         } else {
             // The type's newest is read holding every shard's lock (see `RouteTable._newest`).
-            (result, swept) = table.withAllShards { () -> (M?, [M]) in
+            (result, swept) = table.withAllShards { () -> (M?, [KeptRoom<M>]) in
                 guard !table.isRetired else { return (nil, []) }
                 return (table.newest(), table._shards.flatMap { table.sweepKeptMail(in: $0) })
             }
@@ -38,7 +38,7 @@ extension Switchboard {
     @usableFromInline
     func latest<M: Mail, S: Sendable>(_ type: M.Type, fromAny senderType: S.Type) -> Envelope<M, S>? {
         guard let table = existingTable(for: M.self) else { return nil }
-        let (result, swept) = table.withAllShards { () -> (Envelope<M, S>?, [M]) in
+        let (result, swept) = table.withAllShards { () -> (Envelope<M, S>?, [KeptRoom<M>]) in
             guard !table.isRetired else { return (nil, []) }
             let swept = table._shards.flatMap { table.sweepKeptMail(in: $0) }
             return (table.newest(fromAny: S.self), swept)
@@ -70,7 +70,7 @@ extension Switchboard {
         guard let table = existingTable(for: M.self), !table.isRetired else { return 0 }
         // A count first ends the subscriptions of departed senders, and drops their kept mail.
         let departed = table.sweepDepartedSenders()
-        let swept = table.shards.map { shard in shard.withLock { table.sweepKeptMail(in: shard) } }
+        let swept = table.sweepKeptMail()
         let count: Int
         switch counted {
         case .all: count = table._count.load(ordering: .relaxed)

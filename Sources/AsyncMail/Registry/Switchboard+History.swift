@@ -86,9 +86,9 @@ extension Switchboard {
         // Mail a relay's table numbered may make its room's history in the step below, so its
         // digest is worked out at once; a local post works it out only for a room without one.
         var digest: UInt32? = positions != nil ? RoomDigest.of(key) : nil
-        var firstFound: RoomHistories<M>.Found?
+        var firstFound = KeptMail<M>.Found.none
         var route: (@Sendable ([PostedMail]) -> Bool)?
-        var found: RoomHistory<M>?
+        var found: KeptRoom<M>?
         var discarded = DiscardedMail<M>()
         // What the second look captured: the mail left to deliver (none: nothing of the post is
         // left), its positions and the recipients with positions.
@@ -96,33 +96,32 @@ extension Switchboard {
         var record = HistoryRecord()
         var positioned = PositionedRecipients<M>()
         let delivered = inPostLanes(of: table, from: sender, key: key) { shard in
-            guard let histories = shard._histories else { return false }
-            firstFound = histories.find(key.roomLookup, key: key)
+            guard let kept = shard._kept, table._historyLimits != nil else { return false }
+            firstFound = kept.find(key.roomLookup, key: key)
             route = table._diversion
             return true
         } beforeLanes: { () -> HistoryDelivery? in
             if positions == nil, let route {
                 return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
             }
-            found = firstFound?.history(for: sender, key: key)
-            if found == nil, digest == nil { digest = RoomDigest.of(key) }
+            found = firstFound.room(for: sender, key: key)
+            if found == nil || !firstFound.hasDigest, digest == nil { digest = RoomDigest.of(key) }
             return nil
         } secondLook: { shard, room -> LaneAttempt<Void> in
             kept = []  // a look before this one may have set it (no mail's deinit: `mails` holds them)
             if let positions {
                 guard
-                    let prepared = table.prepare(
+                    let skip = table.prepare(
                         key: key,
                         epoch: positions.epoch,
                         first: positions.first,
                         count: mails.count,
                         digest: digest!,
-                        in: shard
-                    )
+                        in: shard,
+                        discarding: &discarded
+                    ), skip < mails.count
                 else { return .done(()) }  // nothing of the post is left to deliver
-                discarded._dropped.add(contentsOf: prepared.dropped)
-                guard prepared.skip < mails.count else { return .done(()) }
-                kept = Array(mails.dropFirst(prepared.skip))
+                kept = Array(mails.dropFirst(skip))
             } else {
                 kept = mails
             }
@@ -133,14 +132,17 @@ extension Switchboard {
                     found: found,
                     digest: digest,
                     in: shard,
-                    dropping: &discarded._dropped
+                    discarding: &discarded
                 )
             else { return .stale }
             record = recorded
             if positions?.live != false {
                 table.capturePositioned(from: sender, room: room, into: &positioned)
             }
-            if let last = kept.last { table.recordLatest(last, key: key, in: shard, discarding: &discarded) }
+            if let last = kept.last {
+                let stamp = record._typePosition.map { $0.sequence &+ UInt64(kept.count &- 1) }
+                table.recordLatest(last, key: key, stamp: stamp, in: shard, discarding: &discarded)
+            }
             return .done(())
         } deliver: { recipients -> HistoryDelivery in
             guard !kept.isEmpty, positions?.live != false else { return .delivered(Receipt()) }

@@ -210,7 +210,7 @@ extension Switchboard {
                 let filings = shard.withLock { () -> UInt? in
                     // Retired: nothing to capture, and nothing will be filed here again.
                     guard !table.isRetired else { return shard._filings.load(ordering: .relaxed) }
-                    if last != nil, shard._latest != nil { return nil }
+                    if last != nil, table._keepsLatest { return nil }
                     table.capture(
                         from: sender,
                         key: key,
@@ -284,7 +284,7 @@ extension Switchboard {
             from: sender,
             key: key,
             secondLook: { shard, _ -> LaneAttempt<Void> in
-                if let mail { table.recordLatest(mail, key: key, in: shard, discarding: &discarded) }
+                if let mail { table.recordLatest(mail, key: key, stamp: nil, in: shard, discarding: &discarded) }
                 return .done(())
             },
             deliver: { recipients in deliver(recipients, context) }

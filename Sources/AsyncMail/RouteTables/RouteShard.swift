@@ -30,16 +30,12 @@ final class RouteShard<M: Mail>: @unchecked Sendable {
     /// Cleared by every change to the table's sender-type routes, which holds this lock.
     @usableFromInline @exclusivity(unchecked) var _senderTypesOf:
         [ObjectIdentifier: [(key: ObjectIdentifier, list: any AnySubscriberList)]] = [:]
-    /// The mail kept for this shard's senders (and, in the first shard, for mail with no
-    /// sender), once ``Mailroom/retainLatest(_:)`` opted the type in; nil otherwise.
-    @usableFromInline @exclusivity(unchecked) var _latest: LatestMail<M>?
-    /// The histories of this shard's rooms, once `Mailroom.retainHistory` opted the type in; nil
-    /// otherwise.
-    @usableFromInline @exclusivity(unchecked) var _histories: RoomHistories<M>?
+    /// The mail kept for this shard's rooms (and, in the first shard, for mail with no sender),
+    /// once the type keeps its latest mail or its history; nil otherwise.
+    @usableFromInline @exclusivity(unchecked) var _kept: KeptMail<M>?
 
-    @inlinable init(keepingLatest: Bool, keepingHistory: Bool) {
-        _latest = keepingLatest ? LatestMail() : nil
-        _histories = keepingHistory ? RoomHistories() : nil
+    @inlinable init(keeping: Bool) {
+        _kept = keeping ? KeptMail() : nil
     }
 
     /// Takes the lock. Never call it holding this shard's lock.

@@ -1,6 +1,6 @@
 import Synchronization
 
-// History rides the table: each room's history lives in the room's shard (see ``RoomHistories``),
+// History rides the table: each room's history lives in the room's shard (see ``KeptMail``),
 // and subscriptions with positions are filed with the room's other subscriptions (a room's
 // `SubscriberList._positioned`) or with those that hear several rooms. So a history post takes
 // the locks and lanes any post to its room takes, and nothing more.
@@ -14,20 +14,24 @@ extension RouteTable {
     /// Makes every room keep history within `limits`, or changes the limits; returns what they
     /// dropped, to release once no lock is held.
     @usableFromInline
-    func keepHistory(_ limits: HistoryLimits, epoch: UInt64) -> [RoomHistory<M>.Entry] {
+    func keepHistory(_ limits: HistoryLimits, epoch: UInt64) -> [KeptRoom<M>.Entry] {
         let stream = RoomDigest.fnv1a(String(reflecting: M.self))
-        return withAllShards { () -> [RoomHistory<M>.Entry] in
+        return withAllShards { () -> [KeptRoom<M>.Entry] in
             guard !isRetired else { return [] }
             if _historyLimits == nil {
                 _historyEpoch = epoch
                 _stream = stream
             }
+            let isNew = _historyLimits == nil
             _historyLimits = limits
-            var dropped: [RoomHistory<M>.Entry] = []
+            var dropped: [KeptRoom<M>.Entry] = []
             let now = ContinuousClock.now
             for shard in _shards {
-                if shard._histories == nil { shard._histories = RoomHistories() }
-                for history in shard._histories!.all { dropped += history.trim(to: limits, now: now) }
+                if shard._kept == nil { shard._kept = KeptMail() }
+                for room in shard._kept!.all {
+                    if isNew { room._epoch = epoch }  // a room that kept only its latest mail so far
+                    dropped += room.trim(to: limits, now: now)
+                }
             }
             return dropped
         }
@@ -41,18 +45,18 @@ extension RouteTable {
     /// new epoch of this mailroom's own in every room, dropping what is kept: the relay's
     /// positions go on without this mailroom, so its own must not look like theirs.
     @usableFromInline
-    func route(through route: (@Sendable ([PostedMail]) -> Bool)?, epoch: UInt64) -> [RoomHistory<M>.Entry] {
-        withAllShards { () -> [RoomHistory<M>.Entry] in
+    func route(through route: (@Sendable ([PostedMail]) -> Bool)?, epoch: UInt64) -> [KeptRoom<M>.Entry] {
+        withAllShards { () -> [KeptRoom<M>.Entry] in
             guard !isRetired else { return [] }
             let wasRouted = _diversion != nil
             _diversion = route
             guard wasRouted, route == nil else { return [] }
             _historyEpoch = epoch
-            var dropped: [RoomHistory<M>.Entry] = []
+            var dropped: [KeptRoom<M>.Entry] = []
             for shard in _shards {
-                for history in shard._histories?.all ?? [] {
-                    history._epoch = epoch
-                    dropped += history.takeAll()
+                for room in shard._kept?.all ?? [] {
+                    room._epoch = epoch
+                    dropped += room.takeAll()
                 }
             }
             return dropped
@@ -98,32 +102,30 @@ extension RouteTable {
         )
     }
 
-    /// Appends a post's mail to its room's history (made with `digest`, if it has none yet),
-    /// adding what the limits dropped to `dropped`; call holding the room's shard lock and the
-    /// post's lanes. Nil when the room has no history and no `digest` was given: work it out with
-    /// no lock held and try again.
+    /// Appends a post's mail to its room's history (its room made, or its digest set, with
+    /// `digest` if need be), adding what that dropped to `discarded`; call holding the room's
+    /// shard lock and the post's lanes. Nil when the room needs a digest and none was given: work
+    /// it out with no lock held and try again.
     @inlinable
     func record(
         _ mails: [M],
         key: SenderKey,
-        found: RoomHistory<M>?,
+        found: KeptRoom<M>?,
         digest: UInt32?,
         in shard: RouteShard<M>,
-        dropping dropped: inout DroppedEntries<M>
+        discarding discarded: inout DiscardedMail<M>
     ) -> HistoryRecord? {
-        guard let histories = shard._histories, let limits = _historyLimits else { return HistoryRecord() }
-        var history = found.flatMap { histories.holds($0, at: key) ? $0 : nil } ?? histories.exact(key)
-        if history == nil {
-            guard let digest else { return nil }
-            let made = histories.make(at: key, epoch: _historyEpoch, room: digest)
-            history = made.0
-            dropped.add(contentsOf: made.1)
-        }
-        let room = history!
+        guard let kept = shard._kept, let limits = _historyLimits else { return HistoryRecord() }
+        let existing = found.flatMap { kept.holds($0, at: key) ? $0 : nil } ?? kept.exact(key)
+        guard existing?._room != nil || digest != nil else { return nil }
+        let made = existing.map { KeptMail.Made($0) } ?? kept.room(at: key, epoch: _historyEpoch, digest: digest)
+        discarded.add(made)
+        let room = made._room
+        if room._room == nil { room._room = digest }
         let firstStamp = _stamps.wrappingAdd(UInt64(mails.count), ordering: .relaxed).oldValue &+ 1
-        let first = room.append(mails, firstStamp: firstStamp, limits: limits, now: .now, into: &dropped)
+        let first = room.append(mails, firstStamp: firstStamp, limits: limits, now: .now, into: &discarded._dropped)
         var record = HistoryRecord()
-        record._roomPosition = MailPosition(epoch: room._epoch, stream: _stream, room: room._room, sequence: first)
+        record._roomPosition = MailPosition(epoch: room._epoch, stream: _stream, room: room._room!, sequence: first)
         record._typePosition = MailPosition(
             epoch: _historyEpoch,
             stream: _stream,
@@ -148,18 +150,16 @@ extension RouteTable {
         ahead lead: UInt64,
         shard: RouteShard<M>
     ) -> Result<RoomResumption<M>, PositionError> {
-        guard let histories = shard._histories, let limits = _historyLimits else {
+        guard let kept = shard._kept, let limits = _historyLimits else {
             return .failure(.noHistory(String(describing: M.self)))
         }
         var resumption = RoomResumption<M>()
-        let history: RoomHistory<M>
-        if let existing = histories.exact(key) {
-            history = existing
-        } else {
-            let made = histories.make(at: key, epoch: _historyEpoch, room: digest)
-            history = made.0
-            resumption._released = made.1
-        }
+        let made = kept.room(at: key, epoch: _historyEpoch, digest: digest)
+        let history = made._room
+        if history._room == nil { history._room = digest }
+        // Counted, not swept: the next post that adds an object room sweeps (`objectRoomAdded()`).
+        if made._isNewObjectRoom { _keptObjectRooms.add(1, ordering: .relaxed) }
+        resumption._released = made._replaced.map { [$0] } ?? []
         resumption._released += history.trim(to: limits, now: .now)
         var after = history.newest  // live: nothing kept is replayed
         if let position {
@@ -169,7 +169,7 @@ extension RouteTable {
                 resumption._gap = HistoryGap(code: .otherEpoch, missed: nil)
             } else if position.stream != _stream {
                 return .failure(.otherMailType)
-            } else if position.room != history._room {
+            } else if position.room != digest {
                 return .failure(.otherRoom)
             } else if position.sequence > history.newest {
                 // Routed through a relay's table, another instance may have read further: wait
@@ -188,7 +188,7 @@ extension RouteTable {
                 }
             }
         }
-        let (epoch, roomDigest) = (history._epoch, history._room)
+        let (epoch, roomDigest) = (history._epoch, digest)
         resumption._replay = history.kept(after: min(after, history.newest)).map { entry in
             Positioned(
                 mail: entry!._mail,
@@ -240,7 +240,7 @@ extension RouteTable {
         var kept: [(stamp: UInt64, mail: M, sender: Any?)] = []
         let now = ContinuousClock.now
         for shard in _shards {
-            for (history, sender) in shard._histories?.allWithSenders ?? [] {
+            for (history, sender) in shard._kept?.allWithSenders ?? [] {
                 resumption._released += history.trim(to: limits, now: now)
                 for entry in history.kept(after: 0) where entry!._stamp > after {
                     kept.append((entry!._stamp, entry!._mail, sender))
@@ -331,9 +331,9 @@ extension RouteTable {
     // MARK: A relay's positions
 
     /// Readies the room at `key` for `count` mails whose numbers a relay's table gave (see
-    /// ``RoomHistory/prepare(epoch:first:count:)``), made with `digest` if it has no history;
-    /// call holding its shard's lock and the post's lanes. Returns how many to skip (nil: the
-    /// type keeps no history) and what it dropped.
+    /// ``KeptRoom/prepare(epoch:first:count:)``), made with `digest` if it has no history; call
+    /// holding its shard's lock and the post's lanes. Returns how many to skip (nil: the type
+    /// keeps no history); what it dropped goes to `discarded`.
     @usableFromInline
     func prepare(
         key: SenderKey,
@@ -341,20 +341,16 @@ extension RouteTable {
         first: UInt64,
         count: Int,
         digest: UInt32,
-        in shard: RouteShard<M>
-    ) -> (skip: Int, dropped: [RoomHistory<M>.Entry])? {
-        guard let histories = shard._histories, _historyLimits != nil else { return nil }
-        var dropped: [RoomHistory<M>.Entry] = []
-        let history: RoomHistory<M>
-        if let existing = histories.exact(key) {
-            history = existing
-        } else {
-            let made = histories.make(at: key, epoch: epoch, room: digest)
-            history = made.0
-            dropped = made.1
-        }
-        let prepared = history.prepare(epoch: epoch, first: first, count: count)
-        return (prepared.skip, dropped + prepared.dropped)
+        in shard: RouteShard<M>,
+        discarding discarded: inout DiscardedMail<M>
+    ) -> Int? {
+        guard let kept = shard._kept, _historyLimits != nil else { return nil }
+        let made = kept.room(at: key, epoch: epoch, digest: digest)
+        discarded.add(made)
+        if made._room._room == nil { made._room._room = digest }
+        let prepared = made._room.prepare(epoch: epoch, first: first, count: count)
+        discarded._dropped.add(contentsOf: prepared.dropped)
+        return prepared.skip
     }
 }
 

@@ -37,17 +37,17 @@ protocol AnyRouteTable: AnyObject, Sendable {
 /// reference counting (see ``TypeMap``), which needs it never to go while the mailroom lives.
 /// `close()` retires it, after which nothing is filed or delivered here.
 ///
-/// Why `@unchecked Sendable` is safe: `everyone`'s list and `bySenderType` are read holding a
-/// shard's lock and written holding all of them; `shards` and `keepsLatest` only under `writer`;
-/// the rest is atomic or immutable. The model and stress tests, run under ThreadSanitizer in CI,
-/// post, subscribe, count and drop from many threads at once.
+/// Why `@unchecked Sendable` is safe: `everyone`'s list, `bySenderType` and `keepsLatest` are
+/// read holding a shard's lock and written holding all of them; `shards` only under `writer`; the
+/// rest is atomic or immutable. The model and stress tests, run under ThreadSanitizer in CI, post,
+/// subscribe, count and drop from many threads at once.
 ///
 /// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``RouteShard``,
-/// ``SubscriberList`` and ``LatestMail``: the runtime check it removes catches two overlapping
-/// accesses to one property. Across threads the locks already rule that out. On one thread an
-/// overlap needs the table re-entered while one of these properties is being accessed, and no
-/// code runs during such an access but this module's: subscribers' filters and replays run on
-/// values already read out, and re-entering through the public API would block on a
+/// ``SubscriberList``, ``KeptMail`` and ``KeptRoom``: the runtime check it removes catches two
+/// overlapping accesses to one property. Across threads the locks already rule that out. On one
+/// thread an overlap needs the table re-entered while one of these properties is being accessed,
+/// and no code runs during such an access but this module's: subscribers' filters and replays run
+/// on values already read out, and re-entering through the public API would block on a
 /// non-recursive lock. The checks are a measurable share of a post (`Benchmarks/README.md`); the
 /// TSan run in `.ci/run` still watches every access for races.
 @usableFromInline
@@ -62,7 +62,8 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline let _shardSlots: UnsafeMutablePointer<Atomic<UInt>>
     /// Every shard made, in the order made; under `writer`.
     @usableFromInline @exclusivity(unchecked) var _shards: [RouteShard<M>] = []
-    /// Whether the type keeps its latest mail: a shard made from now on keeps it too; under `writer`.
+    /// Whether the type keeps its latest mail: a shard made from now on keeps it too. Written
+    /// holding `writer` and every shard's lock; read holding either.
     @usableFromInline @exclusivity(unchecked) var _keepsLatest = false
     /// The type's lane (see ``Lanes``).
     @usableFromInline let _lane = Lane()
@@ -77,17 +78,14 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Read holding a shard's lock, written holding all; each change clears every shard's cache
     /// derived from it.
     @usableFromInline @exclusivity(unchecked) var _bySenderType: [ObjectIdentifier: any AnySubscriberList] = [:]
-    /// Counts kept mail across shards, so that the newest of several senders' is the one with the
-    /// highest count (see ``LatestMail``). Touched only by types that keep their latest mail.
-    @usableFromInline let _serial = Atomic<Int>(0)
-    /// The type's newest mail, whatever its sender: a retained `LatestMail<M>.Newest`'s address,
+    /// The type's newest mail, whatever its sender: a retained ``Newest``'s address,
     /// 0 for none. Swapped by a post holding its lanes and its shard's lock; read holding every
     /// shard's lock, when no swap can be under way, so the box read is never one being released.
     @usableFromInline let _newest = Atomic<UInt>(0)
-    /// Object senders with mail kept, across shards, and that count after the last sweep of
-    /// departed senders' mail: sweeping again when it doubles keeps the mail of departed senders
-    /// bounded at O(1) amortised cost per post.
-    @usableFromInline let _keptObjectSenders = Atomic<Int>(0)
+    /// Object rooms with kept mail, across shards, and that count after the last sweep of
+    /// departed ones: sweeping again when it doubles keeps the mail of departed senders bounded,
+    /// at O(1) amortised cost per room (see ``objectRoomAdded()``).
+    @usableFromInline let _keptObjectRooms = Atomic<Int>(0)
     @usableFromInline let _keptAtLastSweep = Atomic<Int>(0)
     /// Object routes across shards: posts of a type with none skip the departed-sender sweep with
     /// one load.
@@ -121,9 +119,10 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked) var _positionedBySenderType: [ObjectIdentifier: any AnySubscriberList] =
         [:]
     /// The type's count of kept mail across rooms: each mail's stamp, the position a subscription
-    /// that hears several rooms sees. Taken holding the post's lanes and shard lock, so that two
-    /// posts such a subscription hears are stamped in the order it hears them. One atomic word
-    /// that every history post of the type writes.
+    /// that hears several rooms sees, and what orders several rooms' latest mail (see
+    /// ``KeptMail/latest(fromAny:after:)``). Taken holding the post's lanes and shard lock, so that
+    /// two posts such a subscription hears are stamped in the order it hears them. One atomic word
+    /// that every post that keeps mail writes.
     @usableFromInline let _stamps = Atomic<UInt64>(0)
 
     @inlinable init() {
@@ -134,7 +133,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     deinit {
         _shardSlots.deinitialize(count: Self.shardCount)
         _shardSlots.deallocate()
-        _ = takeNewest()
+        _ = recordNewest(nil)
     }
 
     /// Whether the table is retired (see above); nothing is filed in a retired table.
@@ -193,7 +192,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             if bits != 0, let address = UnsafeRawPointer(bitPattern: bits) {
                 return Unmanaged<RouteShard<M>>.fromOpaque(address).takeUnretainedValue()
             }
-            let shard = RouteShard<M>(keepingLatest: _keepsLatest, keepingHistory: _historyLimits != nil)
+            let shard = RouteShard<M>(keeping: _keepsLatest || _historyLimits != nil)
             _shards.append(shard)
             _shardSlots[index].store(UInt(bitPattern: Unmanaged.passUnretained(shard).toOpaque()), ordering: .releasing)
             return shard
@@ -504,12 +503,20 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
 
     // MARK: Keeping the latest mail
 
+    /// The type's newest mail in a box of its own, so that ``recordNewest(_:)`` swaps it atomically.
+    @usableFromInline
+    final class Newest: Sendable {
+        @usableFromInline let _mail: M
+
+        @inlinable init(_ mail: M) { _mail = mail }
+    }
+
     /// Makes every shard, and every shard made later, keep the latest mail of the type.
     @usableFromInline
     func keepLatest() {
         withAllShards {
             _keepsLatest = true
-            for shard in _shards where shard._latest == nil { shard._latest = LatestMail() }
+            for shard in _shards where shard._kept == nil { shard._kept = KeptMail() }
         }
     }
 
@@ -518,78 +525,91 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     func newest() -> M? {
         let bits = _newest.load(ordering: .acquiring)
         guard bits != 0, let address = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeUnretainedValue()._mail
+        return Unmanaged<Newest>.fromOpaque(address).takeUnretainedValue()._mail
     }
 
-    /// Makes `mail` the type's newest; returns the one it replaced, to release once no lock is
-    /// held. Called holding the post's lanes and its shard's lock, so two posts that anyone hears
-    /// both swap in the order they deliver.
+    /// Makes `mail` the type's newest (nil: takes it out, for closing); returns the one it
+    /// replaced, to release once no lock is held. Called holding the post's lanes and its shard's
+    /// lock, so two posts that anyone hears both swap in the order they deliver.
     @inlinable
-    func recordNewest(_ mail: M) -> M? {
-        let box = Unmanaged.passRetained(LatestMail<M>.Newest(mail))
-        let old = _newest.exchange(UInt(bitPattern: box.toOpaque()), ordering: .acquiringAndReleasing)
+    func recordNewest(_ mail: M?) -> M? {
+        let bits = mail.map { UInt(bitPattern: Unmanaged.passRetained(Newest($0)).toOpaque()) } ?? 0
+        let old = _newest.exchange(bits, ordering: .acquiringAndReleasing)
         guard old != 0, let address = UnsafeRawPointer(bitPattern: old) else { return nil }
-        return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeRetainedValue()._mail
+        return Unmanaged<Newest>.fromOpaque(address).takeRetainedValue()._mail
     }
 
-    /// Keeps `mail` as its sender's latest and as the type's newest, if the type keeps its latest
+    /// Keeps `mail` as its room's latest and as the type's newest, if the type keeps its latest
     /// mail (``keepLatest()``); call holding `shard`'s lock and the post's lanes, so that every
     /// subscriber, a replaying one too, hears the posts of one lane in the order they were kept.
+    /// `stamp` is the mail's stamp in its room's history, nil when it has none: one is drawn.
     /// What it replaced goes to `discarded`.
     @inlinable
-    func recordLatest(_ mail: M, key: SenderKey, in shard: RouteShard<M>, discarding discarded: inout DiscardedMail<M>)
-    {
-        guard let latest = shard._latest else { return }
-        let serial = _serial.wrappingAdd(1, ordering: .relaxed).newValue
-        var displaced = latest.record(mail, key: key, serial: serial)
-        displaced._newest = recordNewest(mail)
-        discarded._displaced = displaced
+    func recordLatest(
+        _ mail: M,
+        key: SenderKey,
+        stamp: UInt64?,
+        in shard: RouteShard<M>,
+        discarding discarded: inout DiscardedMail<M>
+    ) {
+        guard _keepsLatest, let kept = shard._kept else { return }
+        discarded._newest = recordNewest(mail)
+        if case .none = key { return }  // mail with no sender is only the type's newest
+        let made = kept.room(at: key, epoch: _historyEpoch, digest: nil)
+        discarded.add(made)
+        discarded._latest = made._room.recordLatest(
+            mail,
+            stamp: stamp ?? _stamps.wrappingAdd(1, ordering: .relaxed).newValue
+        )
     }
 
-    /// Takes the type's newest mail out, for closing.
+    /// Counts one more object room with kept mail and, once their number has doubled since the
+    /// last sweep, takes departed senders' rooms out of every shard, one lock at a time; call
+    /// holding no shard's lock. Returns what it took, to release once no lock is held.
     @usableFromInline
-    func takeNewest() -> M? {
-        let old = _newest.exchange(0, ordering: .acquiringAndReleasing)
-        guard old != 0, let address = UnsafeRawPointer(bitPattern: old) else { return nil }
-        return Unmanaged<LatestMail<M>.Newest>.fromOpaque(address).takeRetainedValue()._mail
-    }
-
-    /// Drops the kept mail of departed object senders in `shard`, whose lock the caller holds;
-    /// returns it, to release once no lock is held.
-    @usableFromInline
-    func sweepKeptMail(in shard: RouteShard<M>) -> [M] {
-        guard let kept = shard._latest, !kept._byObject.isEmpty else { return [] }
-        let swept = kept.sweep()
-        if !swept.isEmpty { _keptObjectSenders.subtract(swept.count, ordering: .relaxed) }
+    func objectRoomAdded() -> [KeptRoom<M>] {
+        let rooms = _keptObjectRooms.wrappingAdd(1, ordering: .relaxed).newValue
+        guard rooms > max(8, 2 * _keptAtLastSweep.load(ordering: .relaxed)) else { return [] }
+        let swept = sweepKeptMail()
+        _keptAtLastSweep.store(_keptObjectRooms.load(ordering: .relaxed), ordering: .relaxed)
         return swept
     }
 
-    /// Counts one more object sender with kept mail and, once their number has doubled since the
-    /// last sweep, drops departed senders' kept mail in every shard, one lock at a time; call
-    /// holding no shard's lock. Returns what it dropped, to release once no lock is held.
+    /// Takes the rooms of departed object senders out of every shard, one lock at a time; call
+    /// holding no shard's lock. Returns them, to release once no lock is held.
     @usableFromInline
-    func keptObjectSenderAdded() -> [M] {
-        let kept = _keptObjectSenders.wrappingAdd(1, ordering: .relaxed).newValue
-        guard kept > max(8, 2 * _keptAtLastSweep.load(ordering: .relaxed)) else { return [] }
-        let swept = shards.flatMap { shard in shard.withLock { sweepKeptMail(in: shard) } }
-        _keptAtLastSweep.store(_keptObjectSenders.load(ordering: .relaxed), ordering: .relaxed)
+    func sweepKeptMail() -> [KeptRoom<M>] {
+        // A type with no object room (most, and every one that keeps nothing) takes no lock here.
+        guard _keptObjectRooms.load(ordering: .relaxed) > 0 else { return [] }
+        return shards.flatMap { shard in shard.withLock { sweepKeptMail(in: shard) } }
+    }
+
+    /// Takes the rooms of departed object senders out of `shard`, whose lock the caller holds;
+    /// returns them, to release once no lock is held.
+    @usableFromInline
+    func sweepKeptMail(in shard: RouteShard<M>) -> [KeptRoom<M>] {
+        guard let kept = shard._kept, !kept._byObject.isEmpty else { return [] }
+        let swept = kept.sweepDeparted()
+        if !swept.isEmpty { _keptObjectRooms.subtract(swept.count, ordering: .relaxed) }
         return swept
     }
 
     /// The newest mail kept from a sender that is an `S`; call holding every shard's lock.
     @usableFromInline
     func newest<S: Sendable>(fromAny senderType: S.Type) -> Envelope<M, S>? {
-        var newest: (envelope: Envelope<M, S>, serial: Int)?
+        guard _keepsLatest else { return nil }
+        var newest: (Envelope<M, S>, stamp: UInt64)?
         for shard in _shards {
-            if let found = shard._latest?.newest(fromAny: S.self, after: newest?.serial ?? .min) { newest = found }
+            if let found = shard._kept?.latest(fromAny: S.self, after: newest?.stamp ?? 0) { newest = found }
         }
-        return newest?.envelope
+        return newest?.0
     }
 
     /// The newest mail kept from one sender; call holding the lock of the shard its key picks.
     @usableFromInline
     func newest(from key: SenderKey, in shard: RouteShard<M>) -> M? {
-        shard._latest?.newest(from: key)
+        guard _keepsLatest else { return nil }
+        return shard._kept?.exact(key)?._latest
     }
 
     // MARK: Removing
@@ -685,7 +705,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @usableFromInline
     var isInUse: Bool {
         _count.load(ordering: .relaxed) > 0 || _newest.load(ordering: .relaxed) != 0
-            || withAllShards { _shards.contains { $0._latest?.isEmpty == false || $0._histories != nil } }
+            || withAllShards { _historyLimits != nil || _shards.contains { $0._kept?.isEmpty == false } }
     }
 
     /// Retires the table and empties it, holding every shard's lock.
@@ -703,21 +723,17 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 for subscribers in shard._byValue.values { all += subscribers.removeAll() }
                 shard._byValue = ValueTable()
                 shard._senderTypesOf = [:]
-                if let latest = shard._latest { kept.append(latest.takeAll()) }
-                shard._latest = nil
+                if let rooms = shard._kept?.all { kept.append(rooms) }
+                shard._kept = nil
             }
             _keepsLatest = false
-            if let newest = takeNewest() { kept.append(newest) }
+            if let newest = recordNewest(nil) { kept.append(newest) }
             all += _positionedEveryone.removeAll()
             for subscribers in _positionedBySenderType.values { all += subscribers.removeAll() }
             _positionedBySenderType = [:]
-            for shard in _shards {
-                if let histories = shard._histories { kept.append(histories.takeAll()) }
-                shard._histories = nil
-            }
             _historyLimits = nil
             _diversion = nil
-            _keptObjectSenders.store(0, ordering: .relaxed)
+            _keptObjectRooms.store(0, ordering: .relaxed)
             _objectRoutes.store(0, ordering: .relaxed)
             withSweepList { _ = _sweepList.removeAll() }
             _count.store(0, ordering: .relaxed)

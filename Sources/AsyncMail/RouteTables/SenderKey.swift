@@ -143,7 +143,7 @@ private func assumeSendable(_ value: Any) -> any Sendable {
 ///
 /// Why unretained is safe: every key is built from a sender that its caller passed in and holds
 /// for the whole call (`post`, `latest(_:from:)`, a replaying `subscribe`), and no key is stored
-/// beyond that call; what outlives it (``ObjectRoute``, ``LatestMail``) holds the object weakly.
+/// beyond that call; what outlives it (``ObjectRoute``, ``KeptRoom``) holds the object weakly.
 /// AddressSanitizer runs every test with object senders in CI, including senders passed as
 /// existentials, whose key reads an object the existential holds.
 ///

@@ -101,7 +101,7 @@ struct ValueTable<Value> {
             let digest = Digest(sender)
             let slot = _slots[digest]
             // The common cases, one sender per digest, without building an array: a retained
-            // type's `LatestMail` sets its sender's mail on every post.
+            // type's `KeptMail` finds its sender's room on every post.
             switch slot {
             case nil:
                 if let newValue { _slots[digest] = .one(Entry(sender: sender, value: newValue)) }

@@ -1,13 +1,18 @@
-/// One room's history: the mail a type keeps for the room (one sender value or object, or mail
-/// posted with no sender), with the room's own sequence numbers and limits.
+/// The mail a type keeps for one room (one sender value or object, or mail posted with no
+/// sender): its latest mail, once ``Mailroom/retainLatest(_:)`` opted the type in, and its
+/// history, with the room's own sequence numbers and limits, once `Mailroom.retainHistory` did.
 ///
-/// Lives in the ``RouteShard`` the room falls in (see ``RoomHistories``) and, like everything
-/// there, is only read or written holding that shard's lock; a post appends to it holding its
-/// lanes too, so a room's sequence numbers are the order its subscribers hear its mail in (see
-/// ``Switchboard/postKeepingHistory(_:from:key:)``). That is why its mutable properties skip
-/// dynamic exclusivity checks (see ``RouteTable``).
+/// Lives in the ``RouteShard`` the room falls in (see ``KeptMail``) and, like everything there, is
+/// only read or written holding that shard's lock; a post records to it holding its lanes too, so
+/// a room's sequence numbers, and its latest mail, follow the order its subscribers hear its mail
+/// in (see ``Switchboard/postKeepingHistory(_:from:key:)``). That is why its mutable properties
+/// skip dynamic exclusivity checks (see ``RouteTable``), and why `@unchecked Sendable` is safe,
+/// as for ``RouteShard``: what crosses threads outside that lock is a room taken out of its
+/// shard to be released, which nothing reads again, or a post's reference to the room it found,
+/// which it reads again only holding the lock. The model and stress tests, run under
+/// ThreadSanitizer in CI, keep and read mail from many threads at once.
 @usableFromInline
-final class RoomHistory<M: Mail> {
+final class KeptRoom<M: Mail>: @unchecked Sendable {
     /// A kept mail, its number in the room and in the type (its stamp: see
     /// ``RouteTable/_stamps``), and when it was posted (for `maxAge`).
     @usableFromInline
@@ -35,14 +40,20 @@ final class RoomHistory<M: Mail> {
     /// Whose positions the room's mail has: the mailroom's epoch, or the one a relay's table gave
     /// the room (see ``prepare(epoch:first:count:)``).
     @usableFromInline @exclusivity(unchecked) var _epoch: UInt64
-    /// The room's digest in positions (see ``RoomDigest``).
-    @usableFromInline let _room: UInt32
+    /// The room's digest in positions (see ``RoomDigest``); nil in a room made to keep only its
+    /// latest mail, until its first history post works it out (it runs the sender's `description`,
+    /// so never under a lock).
+    @usableFromInline @exclusivity(unchecked) var _room: UInt32?
     /// The room's object, for an object room: its history goes with it (nobody can name it).
     @usableFromInline weak let _object: AnyObject?
     @usableFromInline let _isObjectRoom: Bool
+    /// The room's latest mail and its stamp (see ``RouteTable/_stamps``), while the type keeps its
+    /// latest: kept apart from the entries, which the history's limits drop.
+    @usableFromInline @exclusivity(unchecked) var _latest: M?
+    @usableFromInline @exclusivity(unchecked) var _latestStamp: UInt64 = 0
 
     @usableFromInline
-    init(epoch: UInt64, room: UInt32, object: AnyObject?) {
+    init(epoch: UInt64, room: UInt32?, object: AnyObject?) {
         self._epoch = epoch
         self._room = room
         self._object = object
@@ -143,7 +154,14 @@ final class RoomHistory<M: Mail> {
         return (0, takeAll())
     }
 
-    /// Takes everything out, for closing or a new epoch.
+    /// Keeps `mail`, stamped `stamp`, as the room's latest; returns the one it replaced.
+    @inlinable
+    func recordLatest(_ mail: M, stamp: UInt64) -> M? {
+        defer { (_latest, _latestStamp) = (mail, stamp) }
+        return _latest
+    }
+
+    /// Takes the history's entries out, for a new epoch; the latest mail stays.
     @usableFromInline
     func takeAll() -> [Entry] {
         defer { (_entries, _start) = ([], 0) }
@@ -156,23 +174,23 @@ final class RoomHistory<M: Mail> {
 /// drops one mail, and an array would cost an allocation per post.
 @usableFromInline
 struct DroppedEntries<M: Mail>: Sendable {
-    @usableFromInline var _one: RoomHistory<M>.Entry?
-    @usableFromInline var _more: [RoomHistory<M>.Entry] = []
+    @usableFromInline var _one: KeptRoom<M>.Entry?
+    @usableFromInline var _more: [KeptRoom<M>.Entry] = []
 
     @inlinable init() {}
 
     @inlinable
-    mutating func add(_ entry: RoomHistory<M>.Entry) {
+    mutating func add(_ entry: KeptRoom<M>.Entry) {
         if _one == nil { _one = entry } else { _more.append(entry) }
     }
 
     @inlinable
-    mutating func add(contentsOf entries: [RoomHistory<M>.Entry]) {
+    mutating func add(contentsOf entries: [KeptRoom<M>.Entry]) {
         for entry in entries { add(entry) }
     }
 
     /// Every entry dropped.
-    @usableFromInline var all: [RoomHistory<M>.Entry] { (_one.map { [$0] } ?? []) + _more }
+    @usableFromInline var all: [KeptRoom<M>.Entry] { (_one.map { [$0] } ?? []) + _more }
 }
 
 /// The limits a type's history keeps each room's mail within (see `Mailroom.retainHistory`).

@@ -1,0 +1,84 @@
+import AsyncMailTesting
+import Testing
+
+@_spi(AsyncMailInternal) @testable import AsyncMail
+
+/// A type that keeps its latest mail and its history keeps both in one store per room
+/// (`KeptMail`, `KeptRoom`): one room, one count of stamps, one sweep of departed senders.
+@Suite("Kept mail: the latest and the history of a room in one store")
+struct KeptMailTests {
+    @Test("a room that kept only its latest mail gets its digest and epoch when history starts")
+    func latestThenHistory() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        let (early, late) = (RoomID("early"), RoomID("late"))
+        await mailroom.post(Ping(id: 1), from: early)  // makes the room, with no digest
+        await mailroom.retainHistory(Ping.self, count: 10)
+        let earlyStart = try #require(try await mailroom.subscribe(to: Ping.self, from: .only(early), after: nil).start)
+        let lateStart = try #require(try await mailroom.subscribe(to: Ping.self, from: .only(late), after: nil).start)
+        #expect(earlyStart.epoch == lateStart.epoch, "both rooms are in the mailroom's epoch")
+        let fresh = Mailroom()
+        await fresh.retainHistory(Ping.self, count: 10)
+        let freshStart = try #require(try await fresh.subscribe(to: Ping.self, from: .only(early), after: nil).start)
+        #expect(earlyStart.room == freshStart.room, "the room's digest is the one any mailroom gives it")
+        #expect(earlyStart.sequence == 0, "the mail kept as latest before history is not in the history")
+        await mailroom.post(Ping(id: 2), from: early)
+        let back = try await mailroom.subscribe(to: Ping.self, from: .only(early), after: earlyStart)
+        #expect(back.gap == nil)
+        #expect(try await back.mail.first(1).map(\.mail.id) == [2])
+        #expect(await mailroom.latest(Ping.self, from: .only(early)) == Ping(id: 2))
+    }
+
+    @Test("a post that keeps history and its latest mail draws one stamp per mail, so missed counts stay exact")
+    func oneCountOfStamps() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        await mailroom.retainHistory(Ping.self, count: 1)
+        let start = try #require(try await mailroom.subscribe(to: Ping.self, after: nil).start)
+        for id in 1...3 { await mailroom.post(Ping(id: id), from: RoomID("a")) }
+        await mailroom.post(contentsOf: [Ping(id: 4), Ping(id: 5)], from: RoomID("b"))
+        let back = try await mailroom.subscribe(to: Ping.self, after: start)
+        #expect(
+            back.gap == HistoryGap(code: .expired, missed: 3),
+            "1 and 2 of room a, 4 of room b: \(String(describing: back.gap))"
+        )
+        #expect(try await back.mail.first(2).map(\.mail.id) == [3, 5])
+        #expect(await mailroom.latest(Ping.self, from: .only(RoomID("a"))) == Ping(id: 3))
+        #expect(await mailroom.latest(Ping.self, fromAny: RoomID.self)?.mail == Ping(id: 5))
+        await mailroom.post(Ping(id: 6), from: RoomID("a"))
+        #expect(
+            await mailroom.latest(Ping.self, fromAny: RoomID.self)?.mail == Ping(id: 6),
+            "ordered by stamp across rooms"
+        )
+    }
+
+    @Test("the latest mail outlives the history's entries: a new epoch drops the history, not the latest")
+    func latestOutlivesTheHistory() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        await mailroom.retainHistory(Ping.self, count: 5)
+        let room = RoomID("r")
+        for id in 1...3 { await mailroom.post(Ping(id: id), from: room) }
+        mailroom._route(Ping.self, through: { _ in false })  // a relay that carries nothing
+        mailroom._route(Ping.self, through: nil)  // stopped: a new epoch of the mailroom's own
+        let joined = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: .oldestKept)
+        #expect(joined.start?.sequence == 3, "nothing kept in the new epoch")
+        #expect(await mailroom.latest(Ping.self, from: .only(room)) == Ping(id: 3))
+        #expect(await mailroom.latest(Ping.self) == Ping(id: 3))
+    }
+
+    @Test("posts alone sweep departed senders' rooms that kept history, across shards, once they double")
+    func departedHistoryRoomsSweptByPostsAlone() async {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 2)
+        var first: [Player]? = (0..<100).map { Player("first \($0)") }
+        for sender in first! { await mailroom.post(Ping(id: 1), from: sender) }
+        // Made while the first hundred live, so no address is reused.
+        let second = (0..<100).map { Player("second \($0)") }
+        first = nil
+        for sender in second { await mailroom.post(Ping(id: 2), from: sender) }
+        // Swept per shard when they doubled there, about three rooms a shard would never be.
+        #expect(await mailroom.retainedObjectSenderCount(for: Ping.self) == 100)
+        withExtendedLifetime(second) {}
+    }
+}
