@@ -401,10 +401,9 @@ extension Switchboard {
         }
         let subscriber = Subscriber(continuation: continuation, accepts: filter, endSignal: buffering.endSignal)
         let (instrumentation, demand) = (_instrumentation, _demand)
+        let route = Route.table(ObjectIdentifier(M.self), place)
         endsSubscription(continuation, of: M.self, endSignal: buffering.endSignal, reporting: instrumentation) {
-            guard let table = $0.existingTable(for: M.self), table.removePositioned(subscriber, at: place) != nil
-            else { return }
-            $0._demand.changed(ObjectIdentifier(M.self))
+            $0.unregister(subscriber, from: route, of: M.self)
         }
         instrumentation?.subscriptionStarted(M.self)
         var outcome = Filed<Element>.again

@@ -280,54 +280,6 @@ extension RouteTable {
         return list
     }
 
-    /// Takes a subscription with positions out; nil when it is no longer filed.
-    @usableFromInline
-    func removePositioned<Element>(_ subscriber: Subscriber<Element>, at place: TableRoute) -> (any Finishable)? {
-        let removed: (any Finishable)?
-        switch place {
-        case .everyone:
-            guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
-            removed = withAllShards { _positionedEveryone.remove(typed) }
-        case .senderType(let key):
-            removed = withAllShards { () -> (any Finishable)? in
-                guard let list = _positionedBySenderType[key] else { return nil }
-                let removed = list.removeErased(subscriber)
-                if list.count == 0 { _positionedBySenderType[key] = nil }
-                return removed
-            }
-        case .object(let key):
-            guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
-            removed = withShard(Self.shardIndex(.object(key))) { shard in
-                shard.withLock { () -> (any Finishable)? in
-                    guard let route = shard._byObject[key], let list = route._subscribers._positioned else {
-                        return nil
-                    }
-                    let removed = unsafeDowncast(list, to: SubscriberList<Positioned<M>>.self).remove(typed)
-                    if route._subscribers.isEmpty {
-                        shard._byObject.remove(key)
-                        _objectRoutes.subtract(1, ordering: .relaxed)
-                        withSweepList {
-                            if _sweepList[key] === route { _sweepList.remove(key) }
-                        }
-                    }
-                    return removed
-                }
-            }
-        case .value(let key):
-            guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
-            removed = withShard(Self.shardIndex(.value(SenderDigest(key)))) { shard in
-                shard.withLock { () -> (any Finishable)? in
-                    guard let room = shard._byValue[key], let list = room._positioned else { return nil }
-                    let removed = unsafeDowncast(list, to: SubscriberList<Positioned<M>>.self).remove(typed)
-                    if room.isEmpty { shard._byValue[key] = nil }
-                    return removed
-                }
-            }
-        }
-        if removed != nil { _count.subtract(1, ordering: .relaxed) }
-        return removed
-    }
-
     // MARK: A relay's positions
 
     /// Readies the room at `key` for `count` mails whose numbers a relay's table gave (see

@@ -651,22 +651,25 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     }
 
     /// Removes `subscriber` from `place`, taking the locks that place needs; nil when it is no
-    /// longer there. As in ``add(_:at:pinning:)``, the cast to `Subscriber<M>` is resolved at
-    /// compile time in specialised code.
+    /// longer there. `Element` is `M` or, for a subscription with positions, `Positioned<M>` (an
+    /// envelope of either at `.senderType`): as in ``add(_:at:pinning:)``, the casts below are
+    /// resolved at compile time in specialised code.
     @inlinable
     func remove<Element>(_ subscriber: Subscriber<Element>, at place: TableRoute) -> (any Finishable)? {
         let removed: (any Finishable)?
         switch place {
         case .everyone:
-            guard let typed = subscriber as? Subscriber<M> else { return nil }
-            removed = withAllShards { _everyone.remove(typed) }
+            removed = withAllShards { () -> (any Finishable)? in
+                if let typed = subscriber as? Subscriber<M> { return _everyone.remove(typed) }
+                guard let typed = subscriber as? Subscriber<Positioned<M>> else { return nil }
+                return _positionedEveryone.remove(typed)
+            }
         case .object(let key):
-            guard let typed = subscriber as? Subscriber<M> else { return nil }
-            let index = Self.shardIndex(.object(key))
-            removed = withShard(index) { shard in
+            removed = withShard(Self.shardIndex(.object(key))) { shard in
                 shard.withLock { () -> (any Finishable)? in
-                    guard let route = shard._byObject[key] else { return nil }
-                    let removed = route._subscribers.remove(typed)
+                    guard let route = shard._byObject[key], let list = Self.list(of: subscriber, in: route._subscribers)
+                    else { return nil }
+                    let removed = list.remove(subscriber)
                     if route._subscribers.isEmpty {
                         shard._byObject.remove(key)
                         _objectRoutes.subtract(1, ordering: .relaxed)
@@ -678,28 +681,45 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
                 }
             }
         case .value(let key):
-            guard let typed = subscriber as? Subscriber<M> else { return nil }
             removed = withShard(Self.shardIndex(.value(SenderDigest(key)))) { shard in
                 shard.withLock { () -> (any Finishable)? in
-                    guard let subscribers = shard._byValue[key] else { return nil }
-                    let removed = subscribers.remove(typed)
-                    if subscribers.isEmpty { shard._byValue[key] = nil }
+                    guard let room = shard._byValue[key], let list = Self.list(of: subscriber, in: room) else {
+                        return nil
+                    }
+                    let removed = list.remove(subscriber)
+                    if room.isEmpty { shard._byValue[key] = nil }
                     return removed
                 }
             }
         case .senderType(let key):
             removed = withAllShards { () -> (any Finishable)? in
-                guard let subscribers = _bySenderType[key] else { return nil }
-                let removed = subscribers.removeErased(subscriber)
-                if subscribers.count == 0 {
-                    _bySenderType[key] = nil
-                    senderTypesChanged()
+                if let list = _bySenderType[key], let removed = list.removeErased(subscriber) {
+                    if list.count == 0 {
+                        _bySenderType[key] = nil
+                        senderTypesChanged()
+                    }
+                    return removed
                 }
+                guard let list = _positionedBySenderType[key], let removed = list.removeErased(subscriber) else {
+                    return nil
+                }
+                if list.count == 0 { _positionedBySenderType[key] = nil }
                 return removed
             }
         }
         if removed != nil { _count.subtract(1, ordering: .relaxed) }
         return removed
+    }
+
+    /// The list of `room` that holds subscribers like `subscriber`: the room's own, or its list
+    /// with positions.
+    @inlinable
+    static func list<Element>(
+        of subscriber: Subscriber<Element>,
+        in room: SubscriberList<M>
+    ) -> SubscriberList<Element>? {
+        if Element.self == M.self { return unsafeDowncast(room, to: SubscriberList<Element>.self) }
+        return room._positioned.flatMap { $0 as? SubscriberList<Element> }
     }
 
     @usableFromInline
