@@ -38,6 +38,8 @@ printf '%-36s %8s\n' "Mailroom.shared read per post" "$(per_post shared alone)"
 printf '%-36s %8s\n' "history-keeping type, alone" "$(per_post history alone)"
 printf '%-36s %8s\n' "history-keeping, positioned reader" "$(per_post history-positioned alone)"
 printf '%-36s %8s\n' "no history, beside a type with it" "$(per_post history-beside alone)"
+# Latest mail (Replay article): value-pinned posts of a type that keeps it.
+printf '%-36s %8s\n' "latest-keeping type, value-pinned" "$(per_post latest alone)"
 # Demand (Server Patterns): a subscription made and dropped, with nobody watching counts and with
 # one watcher of its room's count; per cycle, which is two count changes.
 printf '%-36s %8s\n' "subscribe + drop, nobody watching" "$(per_post demand alone)"

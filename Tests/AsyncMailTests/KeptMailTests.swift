@@ -1,4 +1,5 @@
 import AsyncMailTesting
+import TestSupport
 import Testing
 
 @_spi(AsyncMailInternal) @testable import AsyncMail
@@ -65,6 +66,46 @@ struct KeptMailTests {
         #expect(joined.start?.sequence == 3, "nothing kept in the new epoch")
         #expect(await mailroom.latest(Ping.self, from: .only(room)) == Ping(id: 3))
         #expect(await mailroom.latest(Ping.self) == Ping(id: 3))
+    }
+
+    @Test(
+        "threads posting to value and object rooms beside readers of every kind: each room keeps its last posts",
+        .timeLimit(.minutes(2))
+    )
+    func concurrentPostsAndReads() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        await mailroom.retainHistory(Ping.self, count: 4)
+        let players = (0..<4).map { Player("player \($0)") }
+        await withTaskGroup(of: Void.self) { group in
+            for poster in 0..<4 {
+                group.addTask {
+                    await onBackgroundThread {
+                        for id in 0..<500 {
+                            _ = mailroom.postSynchronously(Ping(id: id), from: RoomID("room \(poster)"))
+                            _ = mailroom.postSynchronously(Ping(id: id), from: players[poster])
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                // Readers of every kept room at once: several rooms' latest, counts (which sweep),
+                // one room's latest and resumes of several rooms.
+                for round in 0..<200 {
+                    _ = await mailroom.latest(Ping.self, fromAny: RoomID.self)
+                    _ = await mailroom.subscriberCount(Ping.self)
+                    _ = await mailroom.latest(Ping.self, from: .only(players[round % 4]))
+                    _ = try? await mailroom.subscribe(to: Ping.self, fromAny: Player.self, after: .oldestKept)
+                    await Task.yield()
+                }
+            }
+        }
+        for poster in 0..<4 {
+            #expect(await mailroom.latest(Ping.self, from: .only(RoomID("room \(poster)"))) == Ping(id: 499))
+            #expect(await mailroom.latest(Ping.self, from: .only(players[poster])) == Ping(id: 499))
+            let joined = try await mailroom.subscribe(to: Ping.self, from: .only(players[poster]), after: .oldestKept)
+            #expect(try await joined.mail.first(4).map(\.mail.id) == [496, 497, 498, 499])
+        }
     }
 
     @Test("posts alone sweep departed senders' rooms that kept history, across shards, once they double")

@@ -182,6 +182,19 @@ if arguments.first == "count" {
         withExtendedLifetime((target, positioned)) {}
         exit(0)
     }
+    if arguments.dropFirst().first == "latest" {
+        // Posts from one room (a `Hashable` value) of a type that keeps its latest mail, to a
+        // subscription to that room: each keeps the room's latest and the type's newest.
+        let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Beat.self)
+        let room = Room(number: 1)
+        let newest = AsyncStream<Beat>.Continuation.BufferingPolicy.bufferingNewest(1)
+        let target = await mailroom.subscribe(to: Beat.self, from: .only(room), bufferingPolicy: newest)
+        for value in 0..<posts { await mailroom.post(Beat(value: value), from: room) }
+        withExtendedLifetime(target) {}
+        exit(0)
+    }
     if let shape = arguments.dropFirst().first, shape.hasPrefix("demand") {
         // `demand`: a subscription to a room made and dropped, POSTS times, while nobody watches
         // counts; `demand-watched`: the same while one watcher follows that room's count (two

@@ -10,8 +10,11 @@ extension Mailroom {
     /// memory is bounded by `count` times the rooms, or by the posting rate times `maxAge`. Age is
     /// checked whenever the room's history is used (a post to it, a resume, new limits), so an
     /// idle room's last mails stay kept until then, and are never replayed older than `maxAge`.
-    /// Calling it again changes the limits, dropping what the new ones exclude. A type without
-    /// history pays one atomic load and a bit test per post.
+    /// An object room's history goes once its object has, since nobody can name the room any
+    /// more: checked whenever the type's object rooms with kept mail double, as for
+    /// ``retainLatest(_:)``, and on every ``subscriberCount(_:from:)``. Calling it again changes
+    /// the limits, dropping what the new ones exclude. A type without history pays one atomic
+    /// load and a bit test per post.
     ///
     /// A post of a type that keeps history takes the locks any post to its room takes, and no
     /// other: rooms of the type post in parallel. Its mail is numbered in the room in the order

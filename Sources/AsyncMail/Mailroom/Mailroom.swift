@@ -215,8 +215,8 @@ public final actor Mailroom {
     /// Memory: one mail for the type, plus one per sender that posted it. The type's newest mail
     /// is kept whoever posted it, even an object that is gone since: it is the current value. The
     /// copy kept *for* an object sender is dropped once that sender is gone (checked whenever the
-    /// number of object senders doubles, and on every ``latest(_:from:)`` or
-    /// ``subscriberCount(_:from:)``). Mail from a value sender, such as a room id, stays until
+    /// number of object senders with kept mail, latest or history, doubles, and on every
+    /// ``latest(_:from:)`` or ``subscriberCount(_:from:)``). Mail from a value sender, such as a room id, stays until
     /// ``close()``: keep the set of values bounded.
     ///
     /// ```swift

@@ -87,6 +87,7 @@ extension Switchboard {
         // digest is worked out at once; a local post works it out only for a room without one.
         var digest: UInt32? = positions != nil ? RoomDigest.of(key) : nil
         var firstFound = KeptMail<M>.Found.none
+        var needsDigest = true  // read under the lock: a post may set the room's digest
         var route: (@Sendable ([PostedMail]) -> Bool)?
         var found: KeptRoom<M>?
         var discarded = DiscardedMail<M>()
@@ -98,6 +99,7 @@ extension Switchboard {
         let delivered = inPostLanes(of: table, from: sender, key: key) { shard in
             guard let kept = shard._kept, table._historyLimits != nil else { return false }
             firstFound = kept.find(key.roomLookup, key: key)
+            needsDigest = !firstFound.hasDigest
             route = table._diversion
             return true
         } beforeLanes: { () -> HistoryDelivery? in
@@ -105,7 +107,7 @@ extension Switchboard {
                 return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
             }
             found = firstFound.room(for: sender, key: key)
-            if found == nil || !firstFound.hasDigest, digest == nil { digest = RoomDigest.of(key) }
+            if found == nil || needsDigest, digest == nil { digest = RoomDigest.of(key) }
             return nil
         } secondLook: { shard, room -> LaneAttempt<Void> in
             kept = []  // a look before this one may have set it (no mail's deinit: `mails` holds them)
