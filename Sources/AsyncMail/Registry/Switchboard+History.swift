@@ -401,13 +401,15 @@ extension Switchboard {
             positioned.position.sequence > liveAfter.load(ordering: .relaxed)
                 && (accepts?(positioned.mail) ?? true)
         }
-        let subscriber = Subscriber(continuation: continuation, accepts: filter, endSignal: buffering.endSignal)
         let (instrumentation, demand) = (_instrumentation, _demand)
-        let route = Route.table(ObjectIdentifier(M.self), place)
-        endsSubscription(continuation, of: M.self, endSignal: buffering.endSignal, reporting: instrumentation) {
-            $0.unregister(subscriber, from: route, of: M.self)
-        }
-        instrumentation?.subscriptionStarted(M.self)
+        let subscriber = makeSubscriber(
+            of: M.self,
+            continuation: continuation,
+            accepts: filter,
+            endSignal: buffering.endSignal,
+            route: .table(ObjectIdentifier(M.self), place),
+            reporting: instrumentation
+        )
         var outcome = Filed<Element>.again
         while case .again = outcome { outcome = file(table, subscriber) }
         let resumed: RoomResumption<Element>

@@ -19,22 +19,15 @@ extension Switchboard {
         case .table: reporting = _instrumentation
         case .tap: reporting = nil
         }
-        reporting?.subscriptionStarted(M.self)
-        let endSignal = filing._endSignal
-        let subscriber = Subscriber(
+        let subscriber = makeSubscriber(
+            of: M.self,
             continuation: continuation,
             accepts: filing._accepts,
-            endSignal: endSignal,
-            contexts: contexts
+            endSignal: filing._endSignal,
+            contexts: contexts,
+            route: route,
+            reporting: reporting
         )
-        // Set before filing: once filed, `close()` may finish the stream at any moment, and a
-        // handler set on a finished stream would never run. The handler holds the subscriber
-        // (which holds the continuation, whose storage holds the handler); that cycle ends when
-        // the handler runs, which every way a stream ends does exactly once: dropped, cancelled,
-        // finished by `close()`, by a departed sender, or by this mailroom's deinit.
-        endsSubscription(continuation, of: M.self, endSignal: endSignal, reporting: reporting) {
-            $0.unregister(subscriber, from: route, of: M.self)
-        }
         let subscription = RegisteredStream(stream: stream, continuation: continuation, contexts: contexts)
         let displaced: [any Finishable]?
         switch route {
@@ -59,6 +52,38 @@ extension Switchboard {
         for continuation in displaced { continuation.finish() }
         if case .table = route { _demand.changed(ObjectIdentifier(M.self)) }
         return subscription
+    }
+
+    /// Makes a subscription's subscriber, gives its stream the one termination handler every
+    /// subscription has (``endsSubscription(_:of:endSignal:reporting:remove:)``, taking it out of
+    /// `route`), and reports it started: where every subscription's life begins.
+    ///
+    /// The handler is set before filing: once filed, `close()` may finish the stream at any
+    /// moment, and a handler set on a finished stream would never run. It holds the subscriber
+    /// (which holds the continuation, whose storage holds the handler); that cycle ends when the
+    /// handler runs, which every way a stream ends does exactly once: dropped, cancelled, finished
+    /// by `close()`, by a departed sender, or by this mailroom's deinit.
+    @inlinable
+    func makeSubscriber<M: Mail, Element: Sendable>(
+        of type: M.Type,
+        continuation: AsyncStream<Element>.Continuation,
+        accepts: (@Sendable (Element) -> Bool)?,
+        endSignal: EndSignal?,
+        contexts: PostContexts? = nil,
+        route: Route,
+        reporting instrumentation: (any MailroomInstrumentation)?
+    ) -> Subscriber<Element> {
+        let subscriber = Subscriber(
+            continuation: continuation,
+            accepts: accepts,
+            endSignal: endSignal,
+            contexts: contexts
+        )
+        endsSubscription(continuation, of: M.self, endSignal: endSignal, reporting: instrumentation) {
+            $0.unregister(subscriber, from: route, of: M.self)
+        }
+        instrumentation?.subscriptionStarted(M.self)
+        return subscriber
     }
 
     /// Files `subscriber` at `place` in `M`'s table. Returns the continuations of a departed
