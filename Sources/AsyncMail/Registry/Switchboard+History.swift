@@ -141,10 +141,6 @@ extension Switchboard {
             if positions?.live != false {
                 table.capturePositioned(from: sender, room: room, into: &positioned)
             }
-            if let last = kept.last {
-                let stamp = record._typePosition.map { $0.sequence &+ UInt64(kept.count &- 1) }
-                table.recordLatest(last, key: key, stamp: stamp, in: shard, discarding: &discarded)
-            }
             return .done(())
         } deliver: { recipients -> HistoryDelivery in
             guard !kept.isEmpty, positions?.live != false else { return .delivered(Receipt()) }

@@ -284,7 +284,7 @@ extension Switchboard {
             from: sender,
             key: key,
             secondLook: { shard, _ -> LaneAttempt<Void> in
-                if let mail { table.recordLatest(mail, key: key, stamp: nil, in: shard, discarding: &discarded) }
+                if let mail { table.recordLatest(mail, key: key, in: shard, discarding: &discarded) }
                 return .done(())
             },
             deliver: { recipients in deliver(recipients, context) }

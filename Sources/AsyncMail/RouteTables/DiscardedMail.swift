@@ -4,7 +4,8 @@
 /// holds no lock and no lane: a mail's deinit is user code.
 @usableFromInline
 struct DiscardedMail<M: Mail>: Sendable {
-    /// What recording the latest mail replaced (see ``RouteTable/recordLatest(_:key:stamp:in:discarding:)``).
+    /// What recording the latest mail replaced (see ``RouteTable/recordLatest(_:key:in:discarding:)``
+    /// and ``RouteTable/record(_:key:found:digest:in:discarding:)``).
     @usableFromInline var _latest: M?
     @usableFromInline var _newest: M?
     /// Departed objects' rooms that the post's room replaced at the same address.

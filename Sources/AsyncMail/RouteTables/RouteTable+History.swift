@@ -103,8 +103,10 @@ extension RouteTable {
     }
 
     /// Appends a post's mail to its room's history (its room made, or its digest set, with
-    /// `digest` if need be), adding what that dropped to `discarded`; call holding the room's
-    /// shard lock and the post's lanes. Nil when the room needs a digest and none was given: work
+    /// `digest` if need be) and, if the type keeps its latest mail, keeps the last as the room's
+    /// latest and the type's newest, as ``recordLatest(_:key:in:discarding:)`` does but with its
+    /// history stamp and without finding the room again; adds what that dropped or replaced to
+    /// `discarded`. Call holding the room's shard lock and the post's lanes. Nil when the room needs a digest and none was given: work
     /// it out with no lock held and try again.
     @inlinable
     func record(
@@ -124,6 +126,14 @@ extension RouteTable {
         if room._room == nil { room._room = digest }
         let firstStamp = _stamps.wrappingAdd(UInt64(mails.count), ordering: .relaxed).oldValue &+ 1
         let first = room.append(mails, firstStamp: firstStamp, limits: limits, now: .now, into: &discarded._dropped)
+        if _keepsLatest, let last = mails.last {
+            discarded._newest = recordNewest(last)
+            switch key {
+            case .none: break  // mail with no sender is only the type's newest
+            case .object, .value:
+                discarded._latest = room.recordLatest(last, stamp: firstStamp &+ UInt64(mails.count &- 1))
+            }
+        }
         var record = HistoryRecord()
         record._roomPosition = MailPosition(epoch: room._epoch, stream: _stream, room: room._room!, sequence: first)
         record._typePosition = MailPosition(

@@ -542,25 +542,17 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Keeps `mail` as its room's latest and as the type's newest, if the type keeps its latest
     /// mail (``keepLatest()``); call holding `shard`'s lock and the post's lanes, so that every
     /// subscriber, a replaying one too, hears the posts of one lane in the order they were kept.
-    /// `stamp` is the mail's stamp in its room's history, nil when it has none: one is drawn.
-    /// What it replaced goes to `discarded`.
+    /// The mail draws a stamp of its own (a history post keeps its latest in ``record(_:key:found:digest:in:discarding:)``,
+    /// with its history stamp). What it replaced goes to `discarded`.
     @inlinable
-    func recordLatest(
-        _ mail: M,
-        key: SenderKey,
-        stamp: UInt64?,
-        in shard: RouteShard<M>,
-        discarding discarded: inout DiscardedMail<M>
-    ) {
+    func recordLatest(_ mail: M, key: SenderKey, in shard: RouteShard<M>, discarding discarded: inout DiscardedMail<M>)
+    {
         guard _keepsLatest, let kept = shard._kept else { return }
         discarded._newest = recordNewest(mail)
         if case .none = key { return }  // mail with no sender is only the type's newest
         let made = kept.room(at: key, epoch: _historyEpoch, digest: nil)
         discarded.add(made)
-        discarded._latest = made._room.recordLatest(
-            mail,
-            stamp: stamp ?? _stamps.wrappingAdd(1, ordering: .relaxed).newValue
-        )
+        discarded._latest = made._room.recordLatest(mail, stamp: _stamps.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
     /// Counts one more object room with kept mail and, once their number has doubled since the
