@@ -130,6 +130,20 @@ private func timed(
     return clock.now - start
 }
 
+/// A mailroom (keeping `history` lines a room, if given) with a reader subscribed to every room,
+/// and those readers, each expecting `each` lines.
+private func mailroomWithReaders(
+    _ rooms: [String],
+    each: Int,
+    history: Int? = nil
+) async -> (Mailroom, [Task<Void, Never>]) {
+    let mailroom = Mailroom()
+    if let history { await mailroom.retainHistory(Line.self, count: history) }
+    var streams: [AsyncStream<Line>] = []
+    for room in rooms { streams.append(await mailroom.subscribe(to: Line.self, from: .only(room))) }
+    return (mailroom, readers(streams, each: each))
+}
+
 private let hubShapes: [HubShape] = [
     HubShape(name: "lock hub", baseline: nil) { posts, rooms in
         let hub = LockHub()
@@ -138,17 +152,11 @@ private let hubShapes: [HubShape] = [
         return await timed(posts: posts, rooms: rooms, readers: tasks) { hub.post($0) }
     },
     HubShape(name: "Mailroom post", baseline: "lock hub") { posts, rooms in
-        let mailroom = Mailroom()
-        var streams: [AsyncStream<Line>] = []
-        for room in rooms { streams.append(await mailroom.subscribe(to: Line.self, from: .only(room))) }
-        let tasks = readers(streams, each: posts / rooms.count)
+        let (mailroom, tasks) = await mailroomWithReaders(rooms, each: posts / rooms.count)
         return await timed(posts: posts, rooms: rooms, readers: tasks) { await mailroom.post($0, from: $0.room) }
     },
     HubShape(name: "Mailroom postSynchronously", baseline: "lock hub") { posts, rooms in
-        let mailroom = Mailroom()
-        var streams: [AsyncStream<Line>] = []
-        for room in rooms { streams.append(await mailroom.subscribe(to: Line.self, from: .only(room))) }
-        let tasks = readers(streams, each: posts / rooms.count)
+        let (mailroom, tasks) = await mailroomWithReaders(rooms, each: posts / rooms.count)
         return await timed(posts: posts, rooms: rooms, readers: tasks) { mailroom.postSynchronously($0, from: $0.room) }
     },
     HubShape(name: "actor hub", baseline: nil) { posts, rooms in
@@ -161,10 +169,7 @@ private let hubShapes: [HubShape] = [
         return elapsed
     },
     HubShape(name: "Mailroom post (vs actor)", baseline: "actor hub") { posts, rooms in
-        let mailroom = Mailroom()
-        var streams: [AsyncStream<Line>] = []
-        for room in rooms { streams.append(await mailroom.subscribe(to: Line.self, from: .only(room))) }
-        let tasks = readers(streams, each: posts / rooms.count)
+        let (mailroom, tasks) = await mailroomWithReaders(rooms, each: posts / rooms.count)
         return await timed(posts: posts, rooms: rooms, readers: tasks) { await mailroom.post($0, from: $0.room) }
     },
     HubShape(name: "hub keeping 100", baseline: nil) { posts, rooms in
@@ -174,11 +179,7 @@ private let hubShapes: [HubShape] = [
         return await timed(posts: posts, rooms: rooms, readers: tasks) { hub.post($0) }
     },
     HubShape(name: "Mailroom retainHistory(count: 100)", baseline: "hub keeping 100") { posts, rooms in
-        let mailroom = Mailroom()
-        await mailroom.retainHistory(Line.self, count: 100)
-        var streams: [AsyncStream<Line>] = []
-        for room in rooms { streams.append(await mailroom.subscribe(to: Line.self, from: .only(room))) }
-        let tasks = readers(streams, each: posts / rooms.count)
+        let (mailroom, tasks) = await mailroomWithReaders(rooms, each: posts / rooms.count, history: 100)
         return await timed(posts: posts, rooms: rooms, readers: tasks) { await mailroom.post($0, from: $0.room) }
     },
 ]
