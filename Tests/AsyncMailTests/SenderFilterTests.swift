@@ -62,6 +62,35 @@ struct SenderFilterTests {
         #expect(try await lobby.first(1) == [Ping(id: 3)])
     }
 
+    /// The `Hashable` forms of `post` work out a room's digest from the static type (no dynamic
+    /// cast): each sender below must still reach exactly the room its value names, as classified
+    /// at run time.
+    @Test("a sender posted through the Hashable forms reaches the room its value names, whatever its static type")
+    func hashableFormsClassifyByValue() async throws {
+        let mailroom = Mailroom()
+        let token = Token(7)
+        let byValue = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")))
+        let byObject = await mailroom.subscribe(to: Ping.self, from: .only(token))
+        func viaHashable<H: Hashable & Sendable>(_ id: Int, from sender: H) async -> Receipt {
+            await mailroom.post(Ping(id: id), from: sender)
+        }
+        func viaHashableSynchronously<H: Hashable & Sendable>(_ id: Int, from sender: H) -> Receipt {
+            mailroom.postSynchronously(Ping(id: id), from: sender)
+        }
+        // An Optional is looked through, however deeply nested, and nil is no sender.
+        #expect(await viaHashable(1, from: RoomID?.some(RoomID("lobby"))) == Receipt(delivered: 1))
+        #expect(await viaHashable(2, from: RoomID?.none) == Receipt())
+        #expect(viaHashableSynchronously(5, from: RoomID??.some(.some(RoomID("lobby")))) == Receipt(delivered: 1))
+        // A class that is also Hashable matches by identity, never by ==.
+        #expect(await viaHashable(3, from: token) == Receipt(delivered: 1))
+        #expect(viaHashableSynchronously(4, from: Token(7)) == Receipt())
+        // A value of another type with an equal description is another room.
+        #expect(viaHashableSynchronously(6, from: "lobby") == Receipt())
+        #expect(viaHashableSynchronously(7, from: RoomID("lobby")) == Receipt(delivered: 1))
+        #expect(try await byValue.first(3).map(\.id) == [1, 5, 7])
+        #expect(try await byObject.first(1).map(\.id) == [3])
+    }
+
     @Test("numeric senders of different types never match each other")
     func numericTypesStayApart() async throws {
         let mailroom = Mailroom()

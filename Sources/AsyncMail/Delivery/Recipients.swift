@@ -9,10 +9,11 @@
 /// that order them (see ``Lanes``) from before its first yield to after its last.
 @usableFromInline
 struct Recipients<M: Mail, S: Sendable>: Sendable {
-    /// Subscriptions that take every mail of the type.
-    @usableFromInline var _everyone: [Subscriber<M>]
     // The routes most posts do not have are optional rather than empty: an empty array is still
     // a reference, retained and released on every copy of this struct; `nil` costs nothing.
+
+    /// Subscriptions that take every mail of the type.
+    @usableFromInline var _everyone: [Subscriber<M>]?
 
     /// Subscriptions pinned to the post's sender.
     @usableFromInline var _pinned: [Subscriber<M>]?
@@ -28,9 +29,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     @usableFromInline var _holdsTapsLane = false
 
     @inlinable
-    init(everyone: [Subscriber<M>] = []) {
-        self._everyone = everyone
-    }
+    init() {}
 
     /// Delivers `mail` (with `sender`, for envelope subscriptions) and counts the outcome.
     ///
@@ -74,7 +73,7 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
     @inlinable
     func deliverToSubscribers(_ mail: M, from sender: S?, context: PostContext?) -> Receipt {
         var receipt = Receipt()
-        Self.yield(mail, to: _everyone, context: context, into: &receipt)
+        if let _everyone { Self.yield(mail, to: _everyone, context: context, into: &receipt) }
         if let _pinned { Self.yield(mail, to: _pinned, context: context, into: &receipt) }
         if let sender, let _bySenderType {
             switch _bySenderType {

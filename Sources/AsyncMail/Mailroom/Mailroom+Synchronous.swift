@@ -44,7 +44,7 @@ extension Mailroom {
     @discardableResult
     @inlinable @_disfavoredOverload
     public nonisolated func postSynchronously<M: Mail>(_ mail: M, from sender: some Hashable & Sendable) -> Receipt {
-        _switchboard.post(mail, from: sender)
+        _switchboard.post(mail, fromValue: sender)
     }
 
     /// Posts a batch of mail with no sender from synchronous code, as one delivery, exactly like

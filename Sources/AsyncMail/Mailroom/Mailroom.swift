@@ -315,7 +315,7 @@ public final actor Mailroom {
     @inlinable @_disfavoredOverload
     public nonisolated(nonsending) func post<M: Mail>(_ mail: M, from sender: some Hashable & Sendable) async -> Receipt
     {
-        _switchboard.post(mail, from: sender)
+        _switchboard.post(mail, fromValue: sender)
     }
 
     /// Posts a batch of mail with no sender, in order, as one delivery.

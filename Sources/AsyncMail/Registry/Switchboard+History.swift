@@ -43,7 +43,7 @@ extension Switchboard {
     /// that a relay could not carry: delivered as any post, without positions.
     @inlinable
     func postUnkept<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
-        deliverInOrder(M.self, from: sender, key: key, recording: mails.last, mails: mails.count) {
+        deliverInOrder(M.self, from: sender, lookup: key.roomLookup, recording: mails.last, mails: mails.count) {
             mails.count == 1
                 ? $0.deliver(mails[0], from: sender, context: $1)
                 : $0.deliver(contentsOf: mails, from: sender, context: $1)
@@ -98,7 +98,7 @@ extension Switchboard {
         var positioned = PositionedRecipients<M>()
         let delivered = inPostLanes(of: table, from: sender, key: key) { shard in
             guard let kept = shard._kept, table._historyLimits != nil else { return false }
-            firstFound = kept.find(key.roomLookup, key: key)
+            firstFound = kept.find(key.roomLookup, sender: sender)
             needsDigest = !firstFound.hasDigest
             route = table._diversion
             return true
@@ -106,7 +106,7 @@ extension Switchboard {
             if positions == nil, let route {
                 return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
             }
-            found = firstFound.room(for: sender, key: key)
+            found = firstFound.room(for: sender, lookup: key.roomLookup)
             if found == nil || needsDigest, digest == nil { digest = RoomDigest.of(key) }
             return nil
         } secondLook: { shard, room -> LaneAttempt<Void> in

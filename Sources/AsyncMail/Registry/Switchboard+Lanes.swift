@@ -51,14 +51,14 @@ extension Switchboard {
             let found = table.withShard(index) { shard in
                 shard.withLock { () -> Lanes? in
                     guard !table.isRetired, firstLook(shard) else { return nil }
-                    return table.lanes(lookup, key: key, in: shard, check: &check)
+                    return table.lanes(lookup, sender: sender, in: shard, check: &check)
                 }
             }
             if found != nil, let value = beforeLanes() { return .done(value) }
             let tapping = _tapping.load(ordering: .acquiring)
             let looked = attempt.looked(
                 found,
-                roomIsTheSenders: check.holds(for: sender, key: key),
+                roomIsTheSenders: check.holds(for: sender, lookup: lookup),
                 tapsLane: tapping ? _tapped._lane : nil
             )
             guard case .takeLanes = looked else { return .retired }
@@ -80,7 +80,6 @@ extension Switchboard {
                             ? nil
                             : table.capture(
                                 from: sender,
-                                key: key,
                                 room: lookup,
                                 in: shard,
                                 into: &recipients,

@@ -5,8 +5,25 @@ extension Switchboard {
     func post<M: Mail>(_ mail: M) -> Receipt {
         if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail) } }
         if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: Never?.none, key: .none) }
-        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mail) {
+        return deliverInOrder(M.self, from: Never?.none, lookup: .none, recording: mail) {
             $0.deliver(mail, from: nil, context: $1)
+        }
+    }
+
+    /// Posts from a sender whose type is statically `Hashable`: what the `Hashable` forms of
+    /// `post` and `postSynchronously` call. Its room's digest is worked out with the type's own
+    /// hash, with no dynamic cast and no existential; the sender's key is built only for a post
+    /// that keeps or records mail.
+    @inlinable
+    func post<M: Mail, H: Hashable & Sendable>(_ mail: M, fromValue sender: H) -> Receipt {
+        // A class matches by identity and an `Optional` is looked through, as every sender is
+        // classified (see `SenderKey`); both checks are resolved at compile time in specialised
+        // code. An existential is never an `H`: an existential does not conform to `Hashable`.
+        if H.self is AnyObject.Type || _isOptional(H.self) { return post(mail, from: sender) }
+        if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail, fromValue: sender) } }
+        if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: sender, key: SenderKey(sender)) }
+        return deliverInOrder(M.self, from: sender, lookup: .value(SenderDigest(value: sender)), recording: mail) {
+            $0.deliver(mail, from: sender, context: $1)
         }
     }
 
@@ -44,9 +61,8 @@ extension Switchboard {
     /// Posts from a sender that ``SenderKey/unwrap(_:)`` found is of its own, concrete type.
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
-        let key = SenderKey(sender)
-        if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: sender, key: key) }
-        return deliverInOrder(M.self, from: sender, key: key, recording: mail) {
+        if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: sender, key: SenderKey(sender)) }
+        return deliverInOrder(M.self, from: sender, lookup: SenderKey.lookup(sender), recording: mail) {
             $0.deliver(mail, from: sender, context: $1)
         }
     }
@@ -58,7 +74,7 @@ extension Switchboard {
             return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
         }
         if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: Never?.none, key: .none) }
-        return deliverInOrder(M.self, from: Never?.none, key: .none, recording: mails.last, mails: mails.count) {
+        return deliverInOrder(M.self, from: Never?.none, lookup: .none, recording: mails.last, mails: mails.count) {
             $0.deliver(contentsOf: mails, from: nil, context: $1)
         }
     }
@@ -90,7 +106,13 @@ extension Switchboard {
     @inlinable
     func post<M: Mail, S: Sendable>(unwrappedContentsOf mails: [M], from sender: S) -> Receipt {
         if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: sender, key: SenderKey(sender)) }
-        return deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+        return deliverInOrder(
+            M.self,
+            from: sender,
+            lookup: SenderKey.lookup(sender),
+            recording: mails.last,
+            mails: mails.count
+        ) {
             $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }
@@ -101,7 +123,13 @@ extension Switchboard {
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
         if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: sender, key: SenderKey(sender)) }
-        return deliverInOrder(M.self, from: sender, key: SenderKey(sender), recording: mails.last, mails: mails.count) {
+        return deliverInOrder(
+            M.self,
+            from: sender,
+            lookup: SenderKey.lookup(sender),
+            recording: mails.last,
+            mails: mails.count
+        ) {
             $0.deliver(contentsOf: mails, from: sender, context: $1)
         }
     }
@@ -110,14 +138,14 @@ extension Switchboard {
     /// holding nothing, finishes departed senders' streams and releases what the post let go of
     /// (the snapshot, which may hold the last reference to a subscription, and replaced kept mail).
     ///
-    /// With instrumentation, the post goes the same way in ``deliverInOrder(_:from:key:recording:mails:reportingTo:deliver:)``,
+    /// With instrumentation, the post goes the same way in ``deliverInOrder(_:from:lookup:recording:mails:reportingTo:deliver:)``,
     /// kept out of line so that a post without instrumentation pays one check for it; without,
     /// `deliver` gets no context.
     @inlinable @inline(__always)
     func deliverInOrder<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
-        key: SenderKey,
+        lookup: SenderKey.RoomLookup,
         recording last: M?,
         mails: Int = 1,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
@@ -126,7 +154,7 @@ extension Switchboard {
             return deliverInOrder(
                 M.self,
                 from: sender,
-                key: key,
+                lookup: lookup,
                 recording: last,
                 mails: mails,
                 reportingTo: _instrumentation,
@@ -136,7 +164,7 @@ extension Switchboard {
         let (receipt, departed) = deliverCaptured(
             M.self,
             from: sender,
-            key: key,
+            lookup: lookup,
             recording: last,
             context: nil,
             deliver: deliver
@@ -152,7 +180,7 @@ extension Switchboard {
     func deliverInOrder<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
-        key: SenderKey,
+        lookup: SenderKey.RoomLookup,
         recording last: M?,
         mails: Int,
         reportingTo instrumentation: any MailroomInstrumentation,
@@ -162,7 +190,7 @@ extension Switchboard {
         let (receipt, departed) = deliverCaptured(
             M.self,
             from: sender,
-            key: key,
+            lookup: lookup,
             recording: last,
             context: context,
             deliver: deliver
@@ -192,7 +220,7 @@ extension Switchboard {
     func deliverCaptured<M: Mail, S: Sendable>(
         _ type: M.Type,
         from sender: S?,
-        key: SenderKey,
+        lookup: SenderKey.RoomLookup,
         recording last: M?,
         context: PostContext?,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
@@ -202,7 +230,6 @@ extension Switchboard {
         // line that every post of the type, whatever its room, would then share.
         let attempt: CapturedPost = withTable(of: M.self, absent: .noTable) { table in
             departed = table.sweepAfterPost()
-            let lookup = key.roomLookup
             return table.withShard(RouteTable<M>.shardIndex(lookup)) { shard in
                 var recipients = Recipients<M, S>()
                 var lanes = Lanes()
@@ -213,7 +240,6 @@ extension Switchboard {
                     if last != nil, table._keepsLatest { return nil }
                     table.capture(
                         from: sender,
-                        key: key,
                         room: lookup,
                         in: shard,
                         into: &recipients,
@@ -224,7 +250,7 @@ extension Switchboard {
                 }
                 guard let filings else { return .again }  // it keeps its latest mail
                 // Outside the lock: is the room found the sender's? (See `RoomCheck`.)
-                if !check.holds(for: sender, key: key) {
+                if !check.holds(for: sender, lookup: lookup) {
                     recipients._pinned = nil
                     lanes = lanes.withoutRoom
                 }
@@ -252,7 +278,7 @@ extension Switchboard {
             let receipt = deliverRecording(
                 table,
                 from: sender,
-                key: key,
+                key: SenderKey(posted: sender),
                 recording: last,
                 context: context,
                 deliver: deliver

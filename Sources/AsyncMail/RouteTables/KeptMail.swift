@@ -15,7 +15,7 @@ final class KeptMail<M: Mail> {
 
     @inlinable init() {}
 
-    /// What ``find(_:key:)`` found: a room, which the caller may have to check is the sender's
+    /// What ``find(_:sender:)`` found: a room, which the caller may have to check is the sender's
     /// once the lock is released (a value room found by digest alone; see ``RoomCheck``).
     @usableFromInline
     enum Found {
@@ -25,13 +25,12 @@ final class KeptMail<M: Mail> {
 
         /// The room, if the check holds for `sender`.
         @inlinable
-        func room<S: Sendable>(for sender: S?, key: SenderKey) -> KeptRoom<M>? {
+        func room<S: Sendable>(for sender: S?, lookup: SenderKey.RoomLookup) -> KeptRoom<M>? {
             switch self {
             case .none: return nil
             case .verified(let room): return room
             case .unverified(let entry):
-                guard case .value(let value) = key, let sender,
-                    entry._sender.matches(sender, classifiedAs: value)
+                guard case .value(let digest) = lookup, let sender, entry._sender.matches(sender, digest: digest)
                 else { return nil }
                 return entry._value
             }
@@ -50,7 +49,7 @@ final class KeptMail<M: Mail> {
     /// The room, found by its look-up key; with user code (a sender's `==`) run only when two
     /// rooms share a digest.
     @inlinable
-    func find(_ lookup: SenderKey.RoomLookup, key: SenderKey) -> Found {
+    func find<S: Sendable>(_ lookup: SenderKey.RoomLookup, sender: S?) -> Found {
         switch lookup {
         case .none:
             return _none.map { .verified($0) } ?? .none
@@ -58,7 +57,7 @@ final class KeptMail<M: Mail> {
             guard let room = _byObject[id], !room.hasDeparted else { return .none }
             return .verified(room)
         case .value(let digest):
-            switch _byValue.candidate(for: digest, key: key) {
+            switch _byValue.candidate(for: digest, sender: sender) {
             case .none: return .none
             case .unverified(let entry): return .unverified(entry)
             case .verified(let room): return room.map { .verified($0) } ?? .none

@@ -15,16 +15,16 @@ enum RoomCheck<M: Mail> {
     /// departed sender's.
     case object(ObjectRoute<M>)
 
-    /// Whether the room found is the one posts from `sender` go to; `key` is what `sender` was
-    /// classified as.
+    /// Whether the room found is the one posts from `sender` go to; `lookup` is where `sender`
+    /// was looked for.
     @inlinable @inline(__always)
-    func holds<S: Sendable>(for sender: S?, key: SenderKey) -> Bool {
+    func holds<S: Sendable>(for sender: S?, lookup: SenderKey.RoomLookup) -> Bool {
         switch self {
         case .none:
             return true
         case .value(let entry):
-            guard case .value(let value) = key, let sender else { return false }
-            return entry._sender.matches(sender, classifiedAs: value)
+            guard case .value(let digest) = lookup, let sender else { return false }
+            return entry._sender.matches(sender, digest: digest)
         case .object(let route):
             return route._sender != nil
         }

@@ -85,19 +85,19 @@ extension RouteTable {
     }
 
     /// The lanes a post to `lookup` holds (see ``Lanes``) and the room check it makes once the
-    /// lock is released, as ``capture(from:key:room:in:into:lanes:check:)`` works them out but
+    /// lock is released, as ``capture(from:room:in:into:lanes:check:)`` works them out but
     /// without capturing recipients: a history post's first look, which only learns what to take.
     /// Call holding `shard`'s lock.
     @inlinable
-    func lanes(
+    func lanes<S: Sendable>(
         _ lookup: SenderKey.RoomLookup,
-        key: SenderKey,
+        sender: S?,
         in shard: RouteShard<M>,
         check: inout RoomCheck<M>
     ) -> Lanes {
         Lanes(
             type: _lane,
-            room: room(lookup, key: key, in: shard, check: &check)?._lane,
+            room: room(lookup, sender: sender, in: shard, check: &check)?._lane,
             hearsSeveralRooms: hearsSeveralRooms
         )
     }

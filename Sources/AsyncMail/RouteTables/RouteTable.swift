@@ -142,7 +142,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// Whether a subscription of this type hears several rooms, so that posts to different rooms
     /// must keep one order (see ``Lanes``); read holding a shard's lock.
     @inlinable var hearsSeveralRooms: Bool {
-        _everyone.count > 0 || !_bySenderType.isEmpty || _positionedEveryone.count > 0
+        // The entries, not `count`: neither list is a room's, so neither has subscriptions with
+        // positions of its own to add.
+        !_everyone._entries.isEmpty || !_bySenderType.isEmpty || !_positionedEveryone._entries.isEmpty
             || !_positionedBySenderType.isEmpty
     }
 
@@ -375,15 +377,14 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     @inlinable @discardableResult
     func capture<S: Sendable>(
         from sender: S?,
-        key: SenderKey,
         room lookup: SenderKey.RoomLookup,
         in shard: RouteShard<M>,
         into recipients: inout Recipients<M, S>,
         lanes: inout Lanes,
         check: inout RoomCheck<M>
     ) -> SubscriberList<M>? {
-        recipients._everyone = _everyone._entries
-        let room = room(lookup, key: key, in: shard, check: &check)
+        if !_everyone._entries.isEmpty { recipients._everyone = _everyone._entries }
+        let room = room(lookup, sender: sender, in: shard, check: &check)
         if let room {
             recipients._pinned = room._entries
         }
@@ -417,9 +418,9 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
     /// sender's digest or address alone, with what the caller checks once the lock is released
     /// (see ``RoomCheck``); nil when the room has no subscriptions.
     @inlinable @inline(__always)
-    func room(
+    func room<S: Sendable>(
         _ lookup: SenderKey.RoomLookup,
-        key: SenderKey,
+        sender: S?,
         in shard: RouteShard<M>,
         check: inout RoomCheck<M>
     ) -> SubscriberList<M>? {
@@ -431,7 +432,7 @@ final class RouteTable<M: Mail>: AnyRouteTable, @unchecked Sendable {
             check = .object(route)
             return route._subscribers
         case .value(let digest):
-            switch shard._byValue.candidate(for: digest, key: key) {
+            switch shard._byValue.candidate(for: digest, sender: sender) {
             case .none: return nil
             case .unverified(let entry):
                 check = .value(entry)

@@ -11,6 +11,15 @@ struct SenderDigest: Hashable {
         self._hash = sender._hash
     }
 
+    /// The digest of a sender whose type `H` is statically `Hashable` and is its dynamic type (not
+    /// a class, an `Optional` or an existential): what ``init(_:)`` gives for its ``ValueSender``,
+    /// with no dynamic cast and no existential.
+    @inlinable
+    init<H: Hashable>(value sender: H) {
+        self._type = ObjectIdentifier(H.self)
+        self._hash = sender.hashValue
+    }
+
     @inlinable
     func hash(into hasher: inout Hasher) {
         hasher.combine(_rawHashValue(seed: 0))

@@ -69,6 +69,27 @@ enum SenderKey {
         }
     }
 
+    /// Where a post looks for the room of a sender that ``unwrap(_:)`` returned as it is, or of the
+    /// contents it opened: `SenderKey(sender).roomLookup`, without building the key for a class.
+    /// A post builds the key itself only where it keeps or records mail.
+    @inlinable @inline(__always)
+    static func lookup<S: Sendable>(_ sender: S) -> RoomLookup {
+        // Reinterpreting a class's value as an `AnyObject`, as ``init(_:)`` does.
+        if S.self is AnyObject.Type { return .object(ObjectIdentifier(unsafeBitCast(sender, to: AnyObject.self))) }
+        return SenderKey(sender).roomLookup
+    }
+
+    /// The key of a sender that a post looked up with ``lookup(_:)`` (nil: no sender), for the
+    /// posts that keep or record mail.
+    @inlinable
+    init<S: Sendable>(posted sender: S?) {
+        guard let sender else {
+            self = .none
+            return
+        }
+        self.init(sender)
+    }
+
     /// Classifies any sender, `Optional`s included: what `subscribe(to:from:)` and
     /// `latest(_:from:)` use, so that they file a sender exactly where a post looks for it.
     @inlinable
@@ -218,17 +239,20 @@ struct ValueSender: Equatable, Sendable {
         return isEqual(hashable, to: rhs._value)
     }
 
-    /// Whether `sender`, which `other` was classified from, is this sender.
+    /// Whether `sender`, whose digest is `digest`, is this sender.
     ///
     /// A post's sender has its own concrete type statically (see ``SenderKey/unwrap(_:)``): when
     /// this key keeps a value of that type, the two compare by the type's `==` with no dynamic
     /// cast of either value (the casts were most of a value-pinned post's own cost; figures in
-    /// `Benchmarks/README.md`).
+    /// `Benchmarks/README.md`). Otherwise (a sender opened from an existential, or a key classified
+    /// at run time) they compare as ``==(_:_:)`` does.
     @inlinable
-    func matches<S: Sendable>(_ sender: S, classifiedAs other: ValueSender) -> Bool {
-        guard _type == other._type, _hash == other._hash else { return false }
+    func matches<S: Sendable>(_ sender: S, digest: SenderDigest) -> Bool {
+        guard _type == digest._type, _hash == digest._hash else { return false }
         if let typed = _typed as? TypedSender<S> { return typed._equals(typed._value, sender) }
-        return self == other
+        if let typed = _typed { return typed.isEqual(to: sender) }
+        guard let hashable = _value as? any Hashable else { return false }
+        return Self.isEqual(hashable, to: sender)
     }
 
     /// `lhs == rhs` when `rhs` has `lhs`'s type; called with an opened existential.

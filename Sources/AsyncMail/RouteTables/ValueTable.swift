@@ -28,7 +28,7 @@ struct ValueTable<Value> {
         }
     }
 
-    /// What ``candidate(for:key:)`` found.
+    /// What ``candidate(for:sender:)`` found.
     @usableFromInline
     enum Candidate {
         /// No entry has the sender's digest.
@@ -72,16 +72,16 @@ struct ValueTable<Value> {
     /// sender's `==` is a dynamic cast or two, which a post makes after releasing the lock that
     /// guards this table.
     ///
-    /// `digest` is `key`'s, worked out before the lock; the key itself is read only when several
-    /// senders share the digest.
+    /// `digest` is `sender`'s, worked out before the lock; the sender itself is compared only
+    /// when several senders share the digest.
     @inlinable
-    func candidate(for digest: Digest, key: SenderKey) -> Candidate {
+    func candidate<S: Sendable>(for digest: Digest, sender: S?) -> Candidate {
         switch _slots[digest] {
         case nil: return .none
         case .one(let entry): return .unverified(entry)
         case .several(let entries):
-            guard case .value(let sender) = key else { return .verified(nil) }
-            return .verified(entries.first { $0._sender == sender }?._value)
+            guard let sender else { return .verified(nil) }
+            return .verified(entries.first { $0._sender.matches(sender, digest: digest) }?._value)
         }
     }
 
