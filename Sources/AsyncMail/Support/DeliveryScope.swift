@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CAsyncMail
 
 /// Which mailrooms the calling thread is delivering a post of, right now.
 ///
@@ -13,8 +7,8 @@ import Darwin
 /// again would trap (the locks are not recursive) or, for another lane, could deadlock against a
 /// thread doing the same the other way round; so such a post is deferred (see ``DeferredPosts``).
 /// A post asks this first, with no lock and nothing shared between threads: each thread has one
-/// record, found through a thread-specific key, that points at a chain of frames on its
-/// own stack (a filter of one mailroom may post to another, so deliveries nest).
+/// thread-local pointer (in C: `asyncmail_delivery_innermost`) at a chain of frames on its own
+/// stack (a filter of one mailroom may post to another, so deliveries nest).
 @usableFromInline
 enum DeliveryScope {
     /// One delivery in progress on this thread: the mailroom's switchboard, and the frame of the
@@ -31,36 +25,17 @@ enum DeliveryScope {
         }
     }
 
-    /// What a thread keeps: its innermost frame. Allocated the first time the thread delivers and
-    /// freed when it exits, so a post pays one `pthread_getspecific` and no `setspecific`.
-    @usableFromInline
-    struct ThreadRecord {
-        @usableFromInline var _innermost: UnsafeMutablePointer<Frame>?
-    }
-
-    /// The key of each thread's record; created once per process, never deleted.
-    @usableFromInline static let _key: pthread_key_t = {
-        var key = pthread_key_t()
-        #if canImport(Darwin)
-        let created = pthread_key_create(&key) { $0.deallocate() }
-        #else
-        let created = pthread_key_create(&key) { $0?.deallocate() }
-        #endif
-        precondition(created == 0, "AsyncMail could not create a thread-specific key (\(created))")
-        return key
-    }()
-
-    /// This thread's record, nil until it first delivers.
+    /// This thread's innermost frame, nil while it delivers nothing.
     @inlinable
-    static var thread: UnsafeMutablePointer<ThreadRecord>? {
-        pthread_getspecific(_key)?.assumingMemoryBound(to: ThreadRecord.self)
+    static var innermost: UnsafeMutablePointer<Frame>? {
+        asyncmail_delivery_innermost().map { UnsafeMutableRawPointer(mutating: $0).assumingMemoryBound(to: Frame.self) }
     }
 
     /// Whether this thread is inside a delivery of `owner`'s.
     @inlinable
     static func isDelivering(_ owner: AnyObject) -> Bool {
         let wanted = UnsafeRawPointer(Unmanaged.passUnretained(owner).toOpaque())
-        var frame = thread?.pointee._innermost
+        var frame = innermost
         while let current = frame {
             if current.pointee._owner == wanted { return true }
             frame = current.pointee._outer
@@ -71,24 +46,14 @@ enum DeliveryScope {
     /// Runs `body` as a delivery of `owner`'s on this thread.
     @inlinable @inline(__always)
     static func delivering<Result>(_ owner: AnyObject, _ body: () -> Result) -> Result {
-        let record = thread ?? makeThread()
-        let outer = record.pointee._innermost
+        let outer = innermost
         var frame = Frame(owner: UnsafeRawPointer(Unmanaged.passUnretained(owner).toOpaque()), outer: outer)
-        // The frame lives on this stack for exactly as long as the record points at it.
+        // The frame lives on this stack for exactly as long as the thread-local points at it:
+        // `body` is synchronous, so it runs on this thread to the end.
         return withUnsafeMutablePointer(to: &frame) { pointer in
-            record.pointee._innermost = pointer
-            defer { record.pointee._innermost = outer }
+            asyncmail_set_delivery_innermost(pointer)
+            defer { asyncmail_set_delivery_innermost(outer) }
             return body()
         }
-    }
-
-    /// Makes this thread's record; once per thread.
-    @usableFromInline
-    static func makeThread() -> UnsafeMutablePointer<ThreadRecord> {
-        let record = UnsafeMutablePointer<ThreadRecord>.allocate(capacity: 1)
-        record.initialize(to: ThreadRecord(_innermost: nil))
-        let stored = pthread_setspecific(_key, record)
-        precondition(stored == 0, "AsyncMail could not set a thread-specific value (\(stored))")
-        return record
     }
 }

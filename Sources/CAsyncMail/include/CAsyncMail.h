@@ -68,4 +68,11 @@ static inline bool asyncmail_lock_trylock(asyncmail_lock_t *lock) { return pthre
 static inline void asyncmail_lock_unlock(asyncmail_lock_t *lock) { pthread_mutex_unlock(&lock->_mutex); }
 #endif
 
+/// The innermost delivery frame of the calling thread, or NULL (see `DeliveryScope` in the
+/// AsyncMail module): a C thread-local, which Swift cannot declare, read with a few instructions
+/// where a thread-specific key took a library call and a lazily made key on every post.
+const void *asyncmail_delivery_innermost(void);
+/// Makes `frame` the calling thread's innermost delivery frame.
+void asyncmail_set_delivery_innermost(const void *frame);
+
 #endif
