@@ -31,10 +31,9 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
         }
     }
 
-    /// The kept entries, oldest first, from `start` on. A dropped slot is set to nil and the
-    /// entry handed out, so that its mail is released once no lock is held.
-    @usableFromInline @exclusivity(unchecked) var _entries: [Entry?] = []
-    @usableFromInline @exclusivity(unchecked) var _start = 0
+    /// The kept entries, oldest first. A dropped entry is moved out and handed to the caller, so
+    /// that its mail is released once no lock is held.
+    @usableFromInline let _entries = Ring<Entry>()
     /// The number the next mail gets; the ones below it were posted.
     @usableFromInline @exclusivity(unchecked) var _nextSequence: UInt64 = 1
     /// Whose positions the room's mail has: the mailroom's epoch, or the one a relay's table gave
@@ -63,10 +62,10 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
     /// Whether this is the history of an object room whose object has gone.
     @inlinable var hasDeparted: Bool { _isObjectRoom && _object == nil }
 
-    @inlinable var keptCount: Int { _entries.count &- _start }
+    @inlinable var keptCount: Int { _entries.count }
 
     /// The number of the oldest kept mail, or the next number when none is kept.
-    @inlinable var firstKept: UInt64 { _start < _entries.count ? _entries[_start]!._sequence : _nextSequence }
+    @inlinable var firstKept: UInt64 { _entries.count > 0 ? _entries[0]._sequence : _nextSequence }
 
     /// The room's newest number: 0 before its first mail.
     @inlinable var newest: UInt64 { _nextSequence - 1 }
@@ -74,10 +73,9 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
     /// The kept entries after `sequence`, oldest first. Kept numbers run without a hole from
     /// ``firstKept``, so the first of them is found by subtraction.
     @usableFromInline
-    func kept(after sequence: UInt64) -> ArraySlice<Entry?> {
+    func kept(after sequence: UInt64) -> [Entry] {
         let skip = sequence < firstKept ? 0 : Int(clamping: sequence - firstKept + 1)
-        guard skip < keptCount else { return [] }
-        return _entries[(_start + skip)...]
+        return _entries.elements(from: skip)
     }
 
     /// Appends posted mail, numbered on from the room's next number and stamped from
@@ -109,7 +107,7 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
         var drop = 0
         if let count = limits.count, keptCount > count { drop = keptCount - count }
         if let maxAge = limits.maxAge {
-            while _start + drop < _entries.count, now - _entries[_start + drop]!._postedAt > maxAge { drop += 1 }
+            while drop < _entries.count, now - _entries[drop]._postedAt > maxAge { drop += 1 }
         }
         if drop > 0 { dropOldest(drop, into: &dropped) }
     }
@@ -122,17 +120,10 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
         return dropped.all
     }
 
-    /// Moves the `count` oldest entries into `dropped`, leaving nil in their slots.
+    /// Moves the `count` oldest entries into `dropped`.
     @inlinable
     func dropOldest(_ count: Int, into dropped: inout DroppedEntries<M>) {
-        for index in _start..<(_start + count) {
-            dropped.add(_entries[index].take()!)
-        }
-        _start += count
-        if _start >= 64, _start * 2 >= _entries.count {
-            _entries.removeFirst(_start)  // only nils: no mail is released here
-            _start = 0
-        }
+        for _ in 0..<count { dropped.add(_entries.removeFirst()) }
     }
 
     /// Readies the room for `count` mails whose numbers a relay's table gave, starting at `first`
@@ -164,8 +155,7 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
     /// Takes the history's entries out, for a new epoch; the latest mail stays.
     @usableFromInline
     func takeAll() -> [Entry] {
-        defer { (_entries, _start) = ([], 0) }
-        return _entries[_start...].compactMap { $0 }
+        _entries.removeAll()
     }
 }
 

@@ -201,8 +201,8 @@ extension RouteTable {
         let (epoch, roomDigest) = (history._epoch, digest)
         resumption._replay = history.kept(after: min(after, history.newest)).map { entry in
             Positioned(
-                mail: entry!._mail,
-                position: MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: entry!._sequence)
+                mail: entry._mail,
+                position: MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: entry._sequence)
             )
         }
         resumption._start = MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: after)
@@ -252,8 +252,8 @@ extension RouteTable {
         for shard in _shards {
             for (history, sender) in shard._kept?.allWithSenders ?? [] {
                 resumption._released += history.trim(to: limits, now: now)
-                for entry in history.kept(after: 0) where entry!._stamp > after {
-                    kept.append((entry!._stamp, entry!._mail, sender))
+                for entry in history.kept(after: 0) where entry._stamp > after {
+                    kept.append((entry._stamp, entry._mail, sender))
                 }
             }
         }

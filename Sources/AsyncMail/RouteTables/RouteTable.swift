@@ -43,7 +43,7 @@ protocol AnyRouteTable: AnyObject, Sendable {
 /// subscribe, count and drop from many threads at once.
 ///
 /// Why `@exclusivity(unchecked)` is safe here, and on the mutable properties of ``RouteShard``,
-/// ``SubscriberList``, ``KeptMail`` and ``KeptRoom``: the runtime check it removes catches two
+/// ``SubscriberList``, ``KeptMail``, ``KeptRoom`` and ``Ring``: the runtime check it removes catches two
 /// overlapping accesses to one property. Across threads the locks already rule that out. On one
 /// thread an overlap needs the table re-entered while one of these properties is being accessed,
 /// and no code runs during such an access but this module's: subscribers' filters and replays run
