@@ -4,7 +4,9 @@
 // shapes take turns in each round, each on a fresh hub, and the medians of the rounds are printed
 // with their ratio to the hub.
 //
-//   swift run -c release --package-path Benchmarks Probe hubs [ROUNDS [POSTS [ROOMS]]]
+//   swift run -c release --package-path Benchmarks Probe hubs [ROUNDS [POSTS [ROOMS [NAME]]]]
+//
+// With NAME, only the shapes whose name contains it run (for a profiler), without ratios.
 import AsyncMail
 import Foundation
 import Synchronization
@@ -184,11 +186,12 @@ private let hubShapes: [HubShape] = [
     },
 ]
 
-func runHubs(rounds: Int, posts: Int, roomCount: Int) async {
+func runHubs(rounds: Int, posts: Int, roomCount: Int, only name: String? = nil) async {
     let rooms = (0..<roomCount).map { "room \($0)" }
+    let shapes = hubShapes.filter { shape in name.map { shape.name.contains($0) } ?? true }
     var samples: [String: [Double]] = [:]
     for _ in 0..<rounds {
-        for shape in hubShapes {
+        for shape in shapes {
             let elapsed = await shape.run(posts, rooms)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             samples[shape.name, default: []].append(seconds / Double(posts) * 1e9)
@@ -196,13 +199,13 @@ func runHubs(rounds: Int, posts: Int, roomCount: Int) async {
     }
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     print("\(roomCount) rooms with a reader each, \(posts) posts round-robin, median of \(rounds) rounds taking turns")
-    for shape in hubShapes {
+    for shape in shapes {
         let nanoseconds = median(samples[shape.name]!)
         var line = shape.name.padding(toLength: 36, withPad: " ", startingAt: 0)
         line += String(format: "%7.0f ns a post", nanoseconds)
-        if let baseline = shape.baseline {
+        if let baseline = shape.baseline, let baselineSamples = samples[baseline] {
             // The ratio as "speed against the hub": the hub's time over the mailroom's.
-            line += String(format: "   %.2fx %@", median(samples[baseline]!) / nanoseconds, baseline)
+            line += String(format: "   %.2fx %@", median(baselineSamples) / nanoseconds, baseline)
         }
         print(line)
     }

@@ -13,8 +13,9 @@
 //   swift run -c release Probe scaling [POSTS] 1-16 posting tasks on distinct rooms, types, rooms with readers (beside a
 //                                               hand-written broadcaster per room); a quiet post's p99 beside a fan-out
 //   swift run -c release Probe threads [SECONDS [ROUNDS [SHAPE]]]  1-16 OS threads posting synchronously (see Threads.swift)
-//   swift run -c release Probe hubs [ROUNDS [POSTS [ROOMS]]]  rooms with a reader each: the hubs a user writes by hand
-//                                               against a mailroom doing the same work (see Hubs.swift)
+//   swift run -c release Probe hubs [ROUNDS [POSTS [ROOMS [NAME]]]]  rooms with a reader each: the hubs a user writes
+//                                               by hand against a mailroom doing the same work, or only the shapes
+//                                               whose name contains NAME, for a profiler (see Hubs.swift)
 //   swift run -c release Probe history         heap per retained mail; resuming 10,000 missed mails against a raw stream
 //   swift run -c release Probe stalled         heap held by one consumer that stopped reading, per buffer
 import AsyncMail
@@ -141,7 +142,8 @@ if arguments.first == "hubs" {
     await runHubs(
         rounds: rest.first ?? 5,
         posts: rest.dropFirst().first ?? 200_000,
-        roomCount: rest.dropFirst(2).first ?? 1_000
+        roomCount: rest.dropFirst(2).first ?? 1_000,
+        only: arguments.dropFirst(4).first
     )
     exit(0)
 }
