@@ -68,6 +68,29 @@ struct KeptMailTests {
         #expect(await mailroom.latest(Ping.self) == Ping(id: 3))
     }
 
+    /// A room made by a post through the `Hashable` forms keeps its sender's `==` and is found
+    /// again without a cast; one made by a sender classified at run time compares with casts.
+    /// Either way, two senders that share a hash must keep two rooms.
+    @Test("senders that share a hash keep their own history and latest mail, however they are posted")
+    func collidingRoomsStayApart() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainLatest(Ping.self)
+        await mailroom.retainHistory(Ping.self, count: 10)
+        let (north, south) = (Colliding("north"), Colliding("south"))
+        #expect(north.hashValue == south.hashValue)
+        await mailroom.post(Ping(id: 1), from: north)  // by its own type: the room's key keeps `==`
+        await mailroom.post(Ping(id: 2), from: south as any Hashable & Sendable)  // classified at run time
+        mailroom.postSynchronously(Ping(id: 3), from: north)
+        await mailroom.post(Ping(id: 4), from: south)
+        await mailroom.post(Ping(id: 5), from: north as any Hashable & Sendable)
+        #expect(await mailroom.latest(Ping.self, from: .only(north)) == Ping(id: 5))
+        #expect(await mailroom.latest(Ping.self, from: .only(south)) == Ping(id: 4))
+        let northRoom = try await mailroom.subscribe(to: Ping.self, from: .only(north), after: .oldestKept)
+        let southRoom = try await mailroom.subscribe(to: Ping.self, from: .only(south), after: .oldestKept)
+        #expect(try await northRoom.mail.first(3).map(\.mail.id) == [1, 3, 5])
+        #expect(try await southRoom.mail.first(2).map(\.mail.id) == [2, 4])
+    }
+
     @Test(
         "threads posting to value and object rooms beside readers of every kind: each room keeps its last posts",
         .timeLimit(.minutes(2))

@@ -43,11 +43,19 @@ extension Switchboard {
     /// that a relay could not carry: delivered as any post, without positions.
     @inlinable
     func postUnkept<M: Mail, S: Sendable>(_ mails: [M], from sender: S?, key: SenderKey) -> Receipt {
-        deliverInOrder(M.self, from: sender, lookup: key.roomLookup, recording: mails.last, mails: mails.count) {
-            mails.count == 1
-                ? $0.deliver(mails[0], from: sender, context: $1)
-                : $0.deliver(contentsOf: mails, from: sender, context: $1)
-        }
+        deliverInOrder(
+            M.self,
+            from: sender,
+            lookup: key.roomLookup,
+            key: { key },
+            recording: mails.last,
+            mails: mails.count,
+            deliver: {
+                mails.count == 1
+                    ? $0.deliver(mails[0], from: sender, context: $1)
+                    : $0.deliver(contentsOf: mails, from: sender, context: $1)
+            }
+        )
     }
 
     /// What ``deliverKeepingHistory(_:_:from:key:context:positions:)`` did.

@@ -5,9 +5,16 @@ extension Switchboard {
     func post<M: Mail>(_ mail: M) -> Receipt {
         if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail) } }
         if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: Never?.none, key: .none) }
-        return deliverInOrder(M.self, from: Never?.none, lookup: .none, recording: mail) {
-            $0.deliver(mail, from: nil, context: $1)
-        }
+        return deliverInOrder(
+            M.self,
+            from: Never?.none,
+            lookup: .none,
+            key: { .none },
+            recording: mail,
+            deliver: {
+                $0.deliver(mail, from: nil, context: $1)
+            }
+        )
     }
 
     /// Posts from a sender whose type is statically `Hashable`: what the `Hashable` forms of
@@ -21,10 +28,21 @@ extension Switchboard {
         // code. An existential is never an `H`: an existential does not conform to `Hashable`.
         if H.self is AnyObject.Type || _isOptional(H.self) { return post(mail, from: sender) }
         if DeliveryScope.isDelivering(self) { return deferPost(count: 1) { $0.post(mail, fromValue: sender) } }
-        if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: sender, key: SenderKey(sender)) }
-        return deliverInOrder(M.self, from: sender, lookup: .value(SenderDigest(value: sender)), recording: mail) {
-            $0.deliver(mail, from: sender, context: $1)
+        // A key that keeps the type's `==` (see `ValueSender.matches`): a room made from it is then
+        // found again with no dynamic cast.
+        if _histories.mayKeep(M.self) {
+            return postKeepingHistory([mail], from: sender, key: .value(ValueSender(sender)))
         }
+        return deliverInOrder(
+            M.self,
+            from: sender,
+            lookup: .value(SenderDigest(value: sender)),
+            key: { .value(ValueSender(sender)) },
+            recording: mail,
+            deliver: {
+                $0.deliver(mail, from: sender, context: $1)
+            }
+        )
     }
 
     @inlinable
@@ -62,9 +80,16 @@ extension Switchboard {
     @inlinable
     func post<M: Mail, S: Sendable>(unwrapped mail: M, from sender: S) -> Receipt {
         if _histories.mayKeep(M.self) { return postKeepingHistory([mail], from: sender, key: SenderKey(sender)) }
-        return deliverInOrder(M.self, from: sender, lookup: SenderKey.lookup(sender), recording: mail) {
-            $0.deliver(mail, from: sender, context: $1)
-        }
+        return deliverInOrder(
+            M.self,
+            from: sender,
+            lookup: SenderKey.lookup(sender),
+            key: { SenderKey(sender) },
+            recording: mail,
+            deliver: {
+                $0.deliver(mail, from: sender, context: $1)
+            }
+        )
     }
 
     @inlinable
@@ -74,9 +99,17 @@ extension Switchboard {
             return deferPost(count: mails.count) { $0.post(contentsOf: mails) }
         }
         if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: Never?.none, key: .none) }
-        return deliverInOrder(M.self, from: Never?.none, lookup: .none, recording: mails.last, mails: mails.count) {
-            $0.deliver(contentsOf: mails, from: nil, context: $1)
-        }
+        return deliverInOrder(
+            M.self,
+            from: Never?.none,
+            lookup: .none,
+            key: { .none },
+            recording: mails.last,
+            mails: mails.count,
+            deliver: {
+                $0.deliver(contentsOf: mails, from: nil, context: $1)
+            }
+        )
     }
 
     @inlinable
@@ -110,11 +143,13 @@ extension Switchboard {
             M.self,
             from: sender,
             lookup: SenderKey.lookup(sender),
+            key: { SenderKey(sender) },
             recording: mails.last,
-            mails: mails.count
-        ) {
-            $0.deliver(contentsOf: mails, from: sender, context: $1)
-        }
+            mails: mails.count,
+            deliver: {
+                $0.deliver(contentsOf: mails, from: sender, context: $1)
+            }
+        )
     }
 
     /// Posts mail from a sender that the post site saw only inside an existential box or an
@@ -127,18 +162,23 @@ extension Switchboard {
             M.self,
             from: sender,
             lookup: SenderKey.lookup(sender),
+            key: { SenderKey(sender) },
             recording: mails.last,
-            mails: mails.count
-        ) {
-            $0.deliver(contentsOf: mails, from: sender, context: $1)
-        }
+            mails: mails.count,
+            deliver: {
+                $0.deliver(contentsOf: mails, from: sender, context: $1)
+            }
+        )
     }
 
     /// One post: captures its recipients and lanes, delivers to them holding the lanes, then,
     /// holding nothing, finishes departed senders' streams and releases what the post let go of
     /// (the snapshot, which may hold the last reference to a subscription, and replaced kept mail).
     ///
-    /// With instrumentation, the post goes the same way in ``deliverInOrder(_:from:lookup:recording:mails:reportingTo:deliver:)``,
+    /// `lookup` is where the room is looked for; `key` makes the sender's key, called only by a
+    /// post that records its type's latest mail.
+    ///
+    /// With instrumentation, the post goes the same way in ``deliverInOrder(_:from:lookup:key:recording:mails:reportingTo:deliver:)``,
     /// kept out of line so that a post without instrumentation pays one check for it; without,
     /// `deliver` gets no context.
     @inlinable @inline(__always)
@@ -146,6 +186,7 @@ extension Switchboard {
         _ type: M.Type,
         from sender: S?,
         lookup: SenderKey.RoomLookup,
+        key: () -> SenderKey,
         recording last: M?,
         mails: Int = 1,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
@@ -155,6 +196,7 @@ extension Switchboard {
                 M.self,
                 from: sender,
                 lookup: lookup,
+                key: key,
                 recording: last,
                 mails: mails,
                 reportingTo: _instrumentation,
@@ -165,6 +207,7 @@ extension Switchboard {
             M.self,
             from: sender,
             lookup: lookup,
+            key: key,
             recording: last,
             context: nil,
             deliver: deliver
@@ -181,6 +224,7 @@ extension Switchboard {
         _ type: M.Type,
         from sender: S?,
         lookup: SenderKey.RoomLookup,
+        key: () -> SenderKey,
         recording last: M?,
         mails: Int,
         reportingTo instrumentation: any MailroomInstrumentation,
@@ -191,6 +235,7 @@ extension Switchboard {
             M.self,
             from: sender,
             lookup: lookup,
+            key: key,
             recording: last,
             context: context,
             deliver: deliver
@@ -221,6 +266,7 @@ extension Switchboard {
         _ type: M.Type,
         from sender: S?,
         lookup: SenderKey.RoomLookup,
+        key: () -> SenderKey,
         recording last: M?,
         context: PostContext?,
         deliver: (Recipients<M, S>, PostContext?) -> Receipt
@@ -278,7 +324,7 @@ extension Switchboard {
             let receipt = deliverRecording(
                 table,
                 from: sender,
-                key: SenderKey(posted: sender),
+                key: key(),
                 recording: last,
                 context: context,
                 deliver: deliver

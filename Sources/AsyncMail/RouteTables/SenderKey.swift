@@ -79,17 +79,6 @@ enum SenderKey {
         return SenderKey(sender).roomLookup
     }
 
-    /// The key of a sender that a post looked up with ``lookup(_:)`` (nil: no sender), for the
-    /// posts that keep or record mail.
-    @inlinable
-    init<S: Sendable>(posted sender: S?) {
-        guard let sender else {
-            self = .none
-            return
-        }
-        self.init(sender)
-    }
-
     /// Classifies any sender, `Optional`s included: what `subscribe(to:from:)` and
     /// `latest(_:from:)` use, so that they file a sender exactly where a post looks for it.
     @inlinable
