@@ -37,6 +37,7 @@ printf '%-36s %8s\n' "Mailroom.shared read per post" "$(per_post shared alone)"
 # subscription; and a type without it beside one that keeps it (one atomic load and a bit test).
 printf '%-36s %8s\n' "history-keeping type, alone" "$(per_post history alone)"
 printf '%-36s %8s\n' "history-keeping, positioned reader" "$(per_post history-positioned alone)"
+printf '%-36s %8s\n' "history-keeping, value-pinned" "$(per_post history-pinned alone)"
 printf '%-36s %8s\n' "no history, beside a type with it" "$(per_post history-beside alone)"
 # Latest mail (Replay article): value-pinned posts of a type that keeps it.
 printf '%-36s %8s\n' "latest-keeping type, value-pinned" "$(per_post latest alone)"

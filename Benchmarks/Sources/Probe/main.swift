@@ -178,8 +178,9 @@ if arguments.first == "count" {
     }
     if let shape = arguments.dropFirst().first, shape.hasPrefix("history") {
         // `history`: unpinned posts of a type that keeps history, to an ordinary subscription;
-        // `history-positioned`: the same to a subscription with positions; `history-beside`: a type
-        // without history, in a mailroom where another type keeps it.
+        // `history-positioned`: the same to a subscription with positions; `history-pinned`: posts
+        // from one room (a `Hashable` value) to a subscription to that room, the chat server's
+        // shape; `history-beside`: a type without history, in a mailroom where another type keeps it.
         let posts = arguments.dropFirst(3).first.flatMap { Int($0) } ?? 10_000
         let mailroom = Mailroom()
         if shape == "history-beside" {
@@ -188,11 +189,19 @@ if arguments.first == "count" {
             await mailroom.retainHistory(Beat.self, count: 1_000)
         }
         let newest = AsyncStream<Beat>.Continuation.BufferingPolicy.bufferingNewest(1)
-        let target = await mailroom.subscribe(to: Beat.self, bufferingPolicy: newest)
+        let room = Room(number: 1)
+        let target =
+            shape == "history-pinned"
+            ? await mailroom.subscribe(to: Beat.self, from: .only(room), bufferingPolicy: newest)
+            : await mailroom.subscribe(to: Beat.self, bufferingPolicy: newest)
         let positioned =
             shape == "history-positioned"
             ? try await mailroom.subscribe(to: Beat.self, after: nil, bufferingPolicy: .bufferingNewest(1)) : nil
-        for value in 0..<posts { await mailroom.post(Beat(value: value)) }
+        if shape == "history-pinned" {
+            for value in 0..<posts { await mailroom.post(Beat(value: value), from: room) }
+        } else {
+            for value in 0..<posts { await mailroom.post(Beat(value: value)) }
+        }
         withExtendedLifetime((target, positioned)) {}
         exit(0)
     }
