@@ -204,8 +204,18 @@ func runHubs(rounds: Int, posts: Int, roomCount: Int, only name: String? = nil) 
         var line = shape.name.padding(toLength: 36, withPad: " ", startingAt: 0)
         line += String(format: "%7.0f ns a post", nanoseconds)
         if let baseline = shape.baseline, let baselineSamples = samples[baseline] {
-            // The ratio as "speed against the hub": the hub's time over the mailroom's.
-            line += String(format: "   %.2fx %@", median(baselineSamples) / nanoseconds, baseline)
+            // The ratio as "speed against the hub": the hub's time over the mailroom's. Also the
+            // median of each round's own ratio: a round runs the hub and the mailroom a few
+            // seconds apart, so a slow spell of the machine weighs on both sides of it.
+            let perRound = zip(baselineSamples, samples[shape.name]!).map { $0 / $1 }
+            line += String(
+                format: "   %.2fx %@ (rounds: median %.2fx, %.2f-%.2fx)",
+                median(baselineSamples) / nanoseconds,
+                baseline,
+                median(perRound),
+                perRound.min()!,
+                perRound.max()!
+            )
         }
         print(line)
     }
