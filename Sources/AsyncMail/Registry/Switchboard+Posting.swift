@@ -155,20 +155,10 @@ extension Switchboard {
     /// Posts mail from a sender that the post site saw only inside an existential box or an
     /// `Optional`: routes look inside, so the sender reaches exactly the subscriptions it would
     /// reach posted as its own type.
+    /// The batch form's steps with the sender as an `any Sendable`, classified at run time.
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
-        if _histories.mayKeep(M.self) { return postKeepingHistory(mails, from: sender, key: SenderKey(sender)) }
-        return deliverInOrder(
-            M.self,
-            from: sender,
-            lookup: SenderKey.lookup(sender),
-            key: { SenderKey(sender) },
-            recording: mails.last,
-            mails: mails.count,
-            deliver: {
-                $0.deliver(contentsOf: mails, from: sender, context: $1)
-            }
-        )
+        post(unwrappedContentsOf: mails, from: sender)
     }
 
     /// One post: captures its recipients and lanes, delivers to them holding the lanes, then,
