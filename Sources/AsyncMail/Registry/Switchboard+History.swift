@@ -94,6 +94,7 @@ extension Switchboard {
         // Mail a relay's table numbered may make its room's history in the step below, so its
         // digest is worked out at once; a local post works it out only for a room without one.
         var digest: UInt32? = positions != nil ? RoomDigest.of(key) : nil
+        let lookup = key.roomLookup  // where both looks find the room's kept mail
         var firstFound = KeptMail<M>.Found.none
         var needsDigest = true  // read under the lock: a post may set the room's digest
         var route: (@Sendable ([PostedMail]) -> Bool)?
@@ -106,7 +107,7 @@ extension Switchboard {
         var positioned = PositionedRecipients<M>()
         let delivered = inPostLanes(of: table, from: sender, key: key) { shard in
             guard let kept = shard._kept, table._historyLimits != nil else { return false }
-            firstFound = kept.find(key.roomLookup, sender: sender)
+            firstFound = kept.find(lookup, sender: sender)
             needsDigest = !firstFound.hasDigest
             route = table._diversion
             return true
@@ -114,7 +115,7 @@ extension Switchboard {
             if positions == nil, let route {
                 return routes(mails, from: sender, context: context, through: route) ? .routed : .notKept
             }
-            found = firstFound.room(for: sender, lookup: key.roomLookup)
+            found = firstFound.room(for: sender, lookup: lookup)
             if found == nil || needsDigest, digest == nil { digest = RoomDigest.of(key) }
             return nil
         } secondLook: { shard, room -> LaneAttempt<Void> in

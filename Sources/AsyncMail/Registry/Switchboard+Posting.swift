@@ -154,8 +154,8 @@ extension Switchboard {
 
     /// Posts mail from a sender that the post site saw only inside an existential box or an
     /// `Optional`: routes look inside, so the sender reaches exactly the subscriptions it would
-    /// reach posted as its own type.
-    /// The batch form's steps with the sender as an `any Sendable`, classified at run time.
+    /// reach posted as its own type. It takes the batch form's steps, with the sender as an
+    /// `any Sendable` that is classified at run time.
     @usableFromInline
     func post<M: Mail>(opened mails: [M], from sender: any Sendable) -> Receipt {
         post(unwrappedContentsOf: mails, from: sender)

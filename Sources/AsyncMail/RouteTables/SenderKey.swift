@@ -222,10 +222,18 @@ struct ValueSender: Equatable, Sendable {
     @inlinable
     static func == (lhs: ValueSender, rhs: ValueSender) -> Bool {
         guard lhs._type == rhs._type, lhs._hash == rhs._hash else { return false }
-        if let typed = lhs._typed { return typed.isEqual(to: rhs._value) }
-        if let typed = rhs._typed { return typed.isEqual(to: lhs._value) }
-        guard let hashable = lhs._value as? any Hashable else { return false }
-        return isEqual(hashable, to: rhs._value)
+        // By the side that kept its type's `==`, if either did.
+        if lhs._typed == nil, rhs._typed != nil { return rhs.isEqual(toValue: lhs._value) }
+        return lhs.isEqual(toValue: rhs._value)
+    }
+
+    /// Whether `value` is a value of this sender's type equal to it: by the type's `==` kept with
+    /// it, or else by casting both.
+    @inlinable
+    func isEqual(toValue value: any Sendable) -> Bool {
+        if let typed = _typed { return typed.isEqual(to: value) }
+        guard let hashable = _value as? any Hashable else { return false }
+        return Self.isEqual(hashable, to: value)
     }
 
     /// Whether `sender`, whose digest is `digest`, is this sender.
@@ -239,9 +247,7 @@ struct ValueSender: Equatable, Sendable {
     func matches<S: Sendable>(_ sender: S, digest: SenderDigest) -> Bool {
         guard _type == digest._type, _hash == digest._hash else { return false }
         if let typed = _typed as? TypedSender<S> { return typed._equals(typed._value, sender) }
-        if let typed = _typed { return typed.isEqual(to: sender) }
-        guard let hashable = _value as? any Hashable else { return false }
-        return Self.isEqual(hashable, to: sender)
+        return isEqual(toValue: sender)
     }
 
     /// `lhs == rhs` when `rhs` has `lhs`'s type; called with an opened existential.
