@@ -26,6 +26,8 @@ struct Settings: Sendable {
     var retention: Duration = .seconds(24 * 3600)
     var presence: RelayPresence?
     var heartbeat: Duration = .milliseconds(200)
+    /// The outbound queue's limit, in posts.
+    var queueLimit = 10_000
 }
 
 /// One engine the contract runs against: how to make a place relays meet (a PostgreSQL channel,
@@ -63,6 +65,7 @@ struct Engine: Sendable, CustomTestStringConvertible {
             path: place.name,
             configuration: .init(
                 retention: settings.retention,
+                outboundQueueLimit: settings.queueLimit,
                 checkInterval: .milliseconds(200),
                 retryBackoff: .milliseconds(20) ... .milliseconds(500),
                 authenticationKey: settings.key,
@@ -102,6 +105,7 @@ struct Engine: Sendable, CustomTestStringConvertible {
             configuration: .init(
                 channel: try RelayChannel(place.name),
                 mode: .durable(retention: settings.retention),
+                outboundQueueLimit: settings.queueLimit,
                 heartbeatInterval: settings.heartbeat,
                 reconnectBackoff: .milliseconds(20) ... .milliseconds(500),
                 authenticationKey: settings.key,

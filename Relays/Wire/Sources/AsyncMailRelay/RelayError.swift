@@ -69,7 +69,11 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `flush()`: this many mails posted since the previous flush returned were
     /// given up (too large, the outbound queue full, or dropped by a failed ephemeral publish),
     /// each also reported as its ``RelayEvent``. The count may include mail posted while the
-    /// flush waited.
+    /// flush waited. Each mail given up is counted once, whatever positions its type has.
+    ///
+    /// Where the queue was full, the description names the two fixes: a larger
+    /// `outboundQueueLimit` in the relay's configuration, or awaiting `flush()` every so many
+    /// posts, which makes posting wait for the relay.
     public static func notRelayed(mails: Int) -> RelayError {
         RelayError(.notRelayed, mails: mails)
     }
@@ -84,7 +88,9 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             "the relay is not running: flush only while run() is running (a service group starts it)"
         case .notRelayed:
             "\(counting(mails ?? 0, "mail")) posted since the last flush \(mails == 1 ? "was" : "were") not relayed (too large, the outbound queue "
-                + "full, or dropped by a failed publish); each was reported as a RelayEvent and counted"
+                + "full, or dropped by a failed publish); each was reported as a RelayEvent and counted. If the queue was full "
+                + "(RelayEvent.queueOverflow), raise the configuration's outboundQueueLimit, or await flush() every so many "
+                + "posts so that posting waits for the relay"
         }
     }
 }

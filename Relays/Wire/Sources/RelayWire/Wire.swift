@@ -311,10 +311,16 @@ extension WireRegistry {
         )
     }
 
-    /// Whether tapped mail could travel: its type is registered, and it has no sender or a sender
-    /// of a registered type. Mail that never travels is never buffered for the relay.
-    @_spi(AsyncMailRelay) public func canRelay(_ posted: PostedMail) -> Bool {
-        guard mailCodec(for: posted.mailType) != nil else { return false }
+    /// Whether tapped mail could travel by the way `fleetWide` names: its type is registered with
+    /// fleet-wide positions or without, as asked, and it has no sender or a sender of a registered
+    /// type. Mail that never travels is never buffered for the relay.
+    ///
+    /// A type with fleet-wide positions travels only by the relay's route, which admits or refuses
+    /// each post and counts what it refuses. Such a post reaches the tap only when the route refused
+    /// it, or when no route runs; the tap must not take it then. Taking it would count a refusal
+    /// twice, or send a row without the positions its type promises.
+    @_spi(AsyncMailRelay) public func canRelay(_ posted: PostedMail, fleetWide: Bool) -> Bool {
+        guard let codec = mailCodec(for: posted.mailType), codec.isFleetWide == fleetWide else { return false }
         guard let sender = posted.sender else { return true }
         return senderCodec(for: sender) != nil
     }

@@ -1,0 +1,50 @@
+import AsyncMail
+import AsyncMailRelay
+import AsyncMailTesting
+import Testing
+
+/// Every count a relay reports is exact: what it says it gave up is what another process misses.
+extension ContractTests {
+    @Test(
+        "a burst past the outbound queue: flush's count and the overflow counter equal the mails another process missed",
+        arguments: Engine.all,
+        [false, true]
+    )
+    func overflowCountsExactly(engine: Engine, sharedPositions: Bool) async throws {
+        let place = try engine.makePlace(#function)
+        let settings = Settings(sharedPositions: sharedPositions, queueLimit: 4)
+        let lobby = RoomID(name: "lobby")
+        let (here, there) = (Mailroom(), Mailroom())
+        for mailroom in [here, there] { await mailroom.retainHistory(ChatLine.self, count: 10_000) }
+        let posting = try engine.makeRelay(here, place, settings)
+        try await start(posting)
+        try await start(engine.makeRelay(there, place, Settings(sharedPositions: sharedPositions)))
+        let heard = await there.subscribe(to: ChatLine.self, from: .only(lobby))
+
+        // Posted without waiting, far faster than a relay writes one post at a time behind a
+        // queue of four: most of the burst is given up, and counted.
+        let burst = 2_000
+        for number in 0..<burst { here.postSynchronously(ChatLine(text: "\(number)"), from: lobby) }
+        var notRelayed = 0
+        do { try await posting.flush() } catch let error as RelayError where error.code == .notRelayed {
+            notRelayed = error.mails ?? -1
+        }
+        #expect(notRelayed > 0, "the burst overflowed the queue")
+
+        // Everything relayed was stored before the flush returned; the marker, stored after it,
+        // arrives after every row before it.
+        await here.post(ChatLine(text: "end"), from: lobby)
+        try await posting.flush()
+        let received = try await withTimeout {
+            var received = 0
+            for await line in heard {
+                if line.text == "end" { break }
+                received += 1
+            }
+            return received
+        }
+        #expect(received + notRelayed == burst, "received \(received), reported \(notRelayed) of \(burst)")
+        #expect(posting.counters.queueOverflow == notRelayed, "one mail a post: the overflow counter counts posts")
+        #expect(posting.counters.queued == received + 1)
+    }
+}
