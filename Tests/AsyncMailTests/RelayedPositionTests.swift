@@ -188,4 +188,37 @@ struct RelayedPositionTests {
         #expect(local.epoch != tableEpoch, "positions of its own again, which no table position can be taken for")
         #expect(local.sequence == 2)
     }
+
+    @Test("a room the table has not numbered starts at its beginning (epoch 0), which resumes with the table's rows")
+    func unnumberedRoomStartsAtItsBeginning() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 3)
+        let unrouted = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        #expect(unrouted.start?.epoch != 0, "without a relay, the mailroom's own epoch: no other process shares it")
+        mailroom._route(Ping.self, through: { _ in true })
+        let quiet = try await mailroom.subscribe(to: Ping.self, from: .only(room), after: nil)
+        let beginning = try #require(quiet.start)
+        #expect(beginning == position(0, epoch: 0))
+
+        // As another process would see it: the table numbered the room meanwhile.
+        let other = Mailroom()
+        await other.retainHistory(Ping.self, count: 3)
+        other._route(Ping.self, through: { _ in true })
+        other._postPositioned(contentsOf: pings(1...2), from: room, epoch: tableEpoch, first: 1, live: true)
+        let resumed = try await other.subscribe(to: Ping.self, from: .only(room), after: beginning)
+        #expect(resumed.gap == nil)
+        #expect(try await resumed.mail.first(2).map(\.position) == [position(1), position(2)])
+        #expect(try await other.subscribe(to: Ping.self, from: .only(room), after: nil).start == position(2))
+
+        // Past what the room keeps: the mails before its oldest kept are counted, exactly.
+        other._postPositioned(contentsOf: pings(3...5), from: room, epoch: tableEpoch, first: 3, live: true)
+        let late = try await other.subscribe(to: Ping.self, from: .only(room), after: beginning)
+        #expect(late.gap == HistoryGap(code: .expired, missed: 2))
+        #expect(try await late.mail.first(3).map(\.mail.id) == [3, 4, 5])
+
+        // Without a relay, nothing says how the room was numbered: an unknown gap, not a guess.
+        other._route(Ping.self, through: nil)
+        let unshared = try await other.subscribe(to: Ping.self, from: .only(room), after: beginning)
+        #expect(unshared.gap == HistoryGap(code: .otherEpoch, missed: nil))
+    }
 }

@@ -100,6 +100,30 @@ struct RoomHistoryTests {
         }
     }
 
+    @Test("every room and fromAny: one rule for another mailroom's positions (a room's throws, the type's is a gap)")
+    func severalRoomsOneRule() async throws {
+        let (mailroom, other) = (Mailroom(), Mailroom())
+        for each in [mailroom, other] { await each.retainHistory(Ping.self, count: 2) }
+        let room = try await other.subscribe(to: Ping.self, from: .only(RoomID("a")), after: nil)
+        let everyRoom = try await other.subscribe(to: Ping.self, after: nil)
+        await other.post(Ping(id: 1), from: RoomID("a"))
+        let roomPosition = try #require(try await room.mail.first(1).first?.position)
+        let typePosition = try #require(try await everyRoom.mail.first(1).first?.position)
+
+        // A room's position, of another mailroom: the caller's mistake, the same for both.
+        await #expect(throws: PositionError.severalRooms) {
+            _ = try await mailroom.subscribe(to: Ping.self, after: roomPosition)
+        }
+        await #expect(throws: PositionError.severalRooms) {
+            _ = try await mailroom.subscribe(to: Ping.self, fromAny: RoomID.self, after: roomPosition)
+        }
+        // The type's position, of another mailroom: nothing is known of what followed it.
+        let everyone = try await mailroom.subscribe(to: Ping.self, after: typePosition)
+        #expect(everyone.gap == HistoryGap(code: .otherEpoch, missed: nil))
+        let anyRoom = try await mailroom.subscribe(to: Ping.self, fromAny: RoomID.self, after: typePosition)
+        #expect(anyRoom.gap == HistoryGap(code: .otherEpoch, missed: nil))
+    }
+
     @Test("fromAny with a backlog limit: the replay is not counted; falling behind live mail ends the stream")
     func boundedSeveralRooms() async throws {
         let mailroom = Mailroom()

@@ -330,10 +330,7 @@ extension Switchboard {
         try subscribeWithPositions(M.self, at: .everyone, buffering: buffering, accepts: accepts) {
             table,
             subscriber -> Filed<M> in
-            guard position == nil || position == .oldestKept || position?.room == RouteTable<M>.severalRooms else {
-                return .refused(.severalRooms)
-            }
-            return inOrder(Lanes(only: table._lane)) { () -> Filed<M> in
+            inOrder(Lanes(only: table._lane)) { () -> Filed<M> in
                 table.withAllShards { () -> Filed<M> in
                     guard !table.isRetired else { return .closed }
                     return Filed(

@@ -175,7 +175,7 @@ extension RouteTable {
         if let position {
             if position == .oldestKept {
                 after = history.firstKept - 1
-            } else if position.epoch != history._epoch {
+            } else if position.epoch != history._epoch, !(position.isRoomBeginning && _diversion != nil) {
                 resumption._gap = HistoryGap(code: .otherEpoch, missed: nil)
             } else if position.stream != _stream {
                 return .failure(.otherMailType)
@@ -205,7 +205,16 @@ extension RouteTable {
                 position: MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: entry._sequence)
             )
         }
-        resumption._start = MailPosition(epoch: epoch, stream: _stream, room: roomDigest, sequence: after)
+        // A room the relay's store has not numbered yet has only this mailroom's epoch, which no
+        // other process shares: its start is the room's beginning, which every process reads
+        // alike, so a client that heard nothing resumes anywhere with all that was posted since.
+        let isUnnumbered = _diversion != nil && after == 0 && history.newest == 0 && epoch == _historyEpoch
+        resumption._start = MailPosition(
+            epoch: isUnnumbered ? 0 : epoch,
+            stream: _stream,
+            room: roomDigest,
+            sequence: after
+        )
         let list: SubscriberList<Positioned<M>>
         if let existing = room._positioned {
             list = unsafeDowncast(existing, to: SubscriberList<Positioned<M>>.self)
@@ -235,12 +244,14 @@ extension RouteTable {
         if let position {
             if position == .oldestKept {
                 after = 0
+            } else if position.room != Self.severalRooms {
+                // A room's position, whatever its epoch: the caller's mistake, told at once, the
+                // same for `.everyone` and `fromAny:` (a position of another epoch is not).
+                return .failure(.severalRooms)
             } else if position.epoch != _historyEpoch {
                 resumption._gap = HistoryGap(code: .otherEpoch, missed: nil)
             } else if position.stream != _stream {
                 return .failure(.otherMailType)
-            } else if position.room != Self.severalRooms {
-                return .failure(.severalRooms)
             } else if position.sequence > after {
                 return .failure(.notYetPosted(position.sequence, newest: after))
             } else {

@@ -18,8 +18,10 @@ public struct Resumption<Stream: AsyncSequence & Sendable>: Sendable {
     public let gap: HistoryGap?
     /// The position the subscription's mail follows: resuming after it later gives everything
     /// posted from here on. The room's position for a subscription to one room (sequence 0 in a
-    /// room nothing was posted to), the type's for one that hears several. Nil only when the
-    /// mailroom was closed.
+    /// room nothing was posted to), the type's for one that hears several. While a relay shares
+    /// the type's positions, a room its store has not numbered yet starts at the room's beginning
+    /// (epoch 0, sequence 0), which resumes in any process sharing the store, after a restart
+    /// too, with every mail posted to the room since. Nil only when the mailroom was closed.
     public let start: MailPosition?
     /// The kept mail after the position, then live mail, each with its position.
     public let mail: Stream

@@ -7,7 +7,9 @@
 /// restart is recognised), its mail type, its room, and the mail's sequence number in that room,
 /// which counts up from 1 in the order every subscriber of the room saw. Sequence 0 stands
 /// before the room's first mail: the position a subscription to a room nothing was posted to
-/// starts at. Positions of one room compare in that order; positions of different rooms, types
+/// starts at. While a relay shares a type's positions, that start in a room its store has not
+/// numbered yet has epoch 0: the room's beginning, the same in every process, so it resumes
+/// anywhere with every mail posted to the room since. Positions of one room compare in that order; positions of different rooms, types
 /// or epochs are ordered too, but that order means nothing.
 ///
 /// `description` is a string a server can hand to its client, and ``init(parsing:)`` reads one
@@ -40,11 +42,16 @@ public struct MailPosition: Sendable, Hashable, Comparable, CustomStringConverti
         self.sequence = sequence
     }
 
+    /// Whether this is a room's beginning in a relay's shared numbering: epoch 0 and sequence 0,
+    /// with a room's stream and room (``oldestKept`` is epoch 0 with nothing else).
+    var isRoomBeginning: Bool { epoch == 0 && sequence == 0 && self != .oldestKept }
+
     /// Not a position but a request: resume with everything the room keeps, and report no gap.
     /// What a client with no position asks for to get a room's recent mail as it joins.
     ///
     /// Its epoch is 0, which no mailroom or relay draws, so it is never taken for a real position;
-    /// its string reads back as itself.
+    /// its string reads back as itself. (Epoch 0 with a room's stream and room, at sequence 0, is
+    /// that room's beginning while a relay shares the type's positions: see ``Resumption/start``.)
     ///
     /// ```swift
     /// let joined = try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: .oldestKept)

@@ -28,9 +28,9 @@ public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The position is of this mailroom's epoch, type and room, but past the room's newest
         /// mail: no mail has had it (forged, or from a mailroom that shared the epoch by chance).
         public static let notYetPosted = Code("notYetPosted")
-        /// A position was given to a subscription that hears several rooms (every sender, or
-        /// `fromAny:`): positions are per room, so such a subscription starts live, and a client
-        /// resumes each room with its own position.
+        /// A room's position, of this mailroom or any other, was given to a subscription that
+        /// hears several rooms (every sender, or `fromAny:`): such a subscription resumes only
+        /// from the type's positions it handed out; a client resumes each room with its own.
         public static let severalRooms = Code("severalRooms")
         /// The mail type keeps no history, so it has no positions to resume from.
         public static let noHistory = Code("noHistory")
@@ -71,7 +71,9 @@ public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible 
     /// A position given to a subscription that hears several rooms.
     public static let severalRooms = PositionError(
         code: .severalRooms,
-        reason: "a subscription that hears several rooms starts live"
+        reason:
+            "a room's position was given to a subscription that hears several rooms, which resumes only from "
+            + "the type's positions"
     )
 
     /// A subscription with positions to a type that keeps no history.
@@ -86,7 +88,7 @@ public struct PositionError: Error, Sendable, Hashable, CustomStringConvertible 
         case .otherMailType: "a position of another mail type: \(reason); resume each type with its own positions"
         case .otherRoom: "a position of another room: \(reason); resume each room with its own positions"
         case .severalRooms:
-            "\(reason): pass after: nil, and resume each room with subscribe(to:from: .only(room), after:)"
+            "\(reason): pass a position that subscription handed out (or nil), and resume each room with subscribe(to:from: .only(room), after:)"
         default: "a position no mail has had: \(reason); resume from a position this mailroom gave out"
         }
     }

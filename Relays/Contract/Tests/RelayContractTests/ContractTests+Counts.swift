@@ -47,4 +47,34 @@ extension ContractTests {
         #expect(posting.counters.queueOverflow == notRelayed, "one mail a post: the overflow counter counts posts")
         #expect(posting.counters.queued == received + 1)
     }
+
+    @Test(
+        "a start taken in a room nothing was posted to resumes after a restart, and on another instance, with all posted since",
+        arguments: Engine.all
+    )
+    func quietStartResumes(engine: Engine) async throws {
+        let place = try engine.makePlace(#function)
+        let settings = Settings(sharedPositions: true)
+        let quiet = RoomID(name: "quiet")
+        let before = Mailroom()
+        await before.retainHistory(ChatLine.self, count: 1_000)
+        try await start(engine.makeRelay(before, place, settings))
+        let heard = try await before.subscribe(to: ChatLine.self, from: .only(quiet), after: nil)
+        let quietStart = try #require(heard.start)
+        #expect(quietStart.sequence == 0)
+
+        // The process restarts: a new mailroom and relay at the same place, where 100 mails are
+        // posted to the room before the client comes back with its start.
+        let after = Mailroom()
+        await after.retainHistory(ChatLine.self, count: 1_000)
+        try await start(engine.makeRelay(after, place, settings))
+        for number in 0..<100 { await after.post(ChatLine(text: "\(number)"), from: quiet) }
+        let posted = (0..<100).map { "\($0)" }
+        for mailroom in [after, before] {
+            let resumed = try await mailroom.subscribe(to: ChatLine.self, from: .only(quiet), after: quietStart)
+            #expect(resumed.gap == nil)
+            #expect(try await resumed.mail.first(100).map(\.mail.text) == posted)
+        }
+        #expect(try await heard.mail.first(100).map(\.mail.text) == posted, "the first subscription, live")
+    }
 }

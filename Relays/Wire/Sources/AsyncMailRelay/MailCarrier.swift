@@ -65,7 +65,9 @@ public final class MailCarrier: Sendable {
         let (relayID, registry, gate) = (relayID, registry, gate)
         let gathered = Guarded<[PostedMail]>([])  // the post in progress
         return await mailroom.tap(where: { posted in
-            if RelayInbound.relay != relayID, registry.canRelay(posted, fleetWide: false), gate.admit(endingPost: posted.isLastInPost) {
+            if RelayInbound.relay != relayID, registry.canRelay(posted, fleetWide: false),
+                gate.admit(endingPost: posted.isLastInPost)
+            {
                 gathered.withLock { $0.append(posted) }
             }
             if posted.isLastInPost {
@@ -87,7 +89,8 @@ public final class MailCarrier: Sendable {
         let (relayID, registry, gate) = (relayID, registry, gate)
         let route: @Sendable ([PostedMail]) -> Bool = { mails in
             // Mail this relay delivers is never routed back (a row written without positions).
-            guard RelayInbound.relay != relayID, let first = mails.first, registry.canRelay(first, fleetWide: true) else {
+            guard RelayInbound.relay != relayID, let first = mails.first, registry.canRelay(first, fleetWide: true)
+            else {
                 return false
             }
             // The gate admits a post whole or refuses it whole.
