@@ -9,8 +9,8 @@ let mailroom = Mailroom()
 let (gate, open) = AsyncStream.makeStream(of: Void.self)
 
 // One worker per station, each with a backlog limit. The grill is slow: it waits at the gate.
-let grill = await mailroom.subscribe(to: Order.self, backlogLimit: 2)
-let salad = await mailroom.subscribe(to: Order.self, backlogLimit: 64)
+let grill = await mailroom.subscribe(to: Order.self, backlog: .ending(past: 2))
+let salad = await mailroom.subscribe(to: Order.self, backlog: .ending(past: 64))
 
 let kitchen = Task {
     try await withThrowingTaskGroup(of: Void.self) { group in

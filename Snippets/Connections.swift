@@ -18,7 +18,7 @@ let (fromClient, client) = AsyncStream.makeStream(of: String.self)
 let (toClient, socket) = AsyncStream.makeStream(of: String.self)
 
 // Subscribe first: live on return, so the client's own first line reaches it too.
-let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), backlogLimit: 4_096)
+let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), backlog: .ending(past: 4_096))
 let connection = Task {
     await inbox.serve { line in
         socket.yield(line.text)  // outbound: a socket write
@@ -47,7 +47,7 @@ precondition(leftInLobby == 0)
 
 // A client that stops reading: its socket write never returns. Past its backlog limit of 8 it
 // is ended, even though the write is still stuck.
-let stalledInbox = await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), backlogLimit: 8)
+let stalledInbox = await mailroom.subscribe(to: ChatLine.self, from: .only(lobby), backlog: .ending(past: 8))
 let stalled = Task {
     await stalledInbox.serve { _ in
         for await _ in AsyncStream<Void>.makeStream().stream {}  // a write that never completes

@@ -100,7 +100,11 @@ struct ArticleExampleTests {
     @Test("Buffering and Backpressure: a backlog limit")
     func backlogLimit() async {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlogLimit: 4_096)
+        let inbox = await mailroom.subscribe(
+            to: ChatLine.self,
+            from: .only(RoomID("lobby")),
+            backlog: .ending(past: 4_096)
+        )
         #expect(inbox.backlogLimit == 4_096)
         #expect(await mailroom.subscriberCount(ChatLine.self, from: .only(RoomID("lobby"))) == 1)
     }

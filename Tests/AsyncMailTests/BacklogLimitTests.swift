@@ -6,7 +6,7 @@ struct BacklogLimitTests {
     @Test("the post that finds the buffer full ends the subscription and counts it as ended")
     func overflowEnds() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 3)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 3))
         for id in 1...3 { #expect(await mailroom.post(Ping(id: id)) == Receipt(delivered: 1)) }
         #expect(await mailroom.post(Ping(id: 4)) == Receipt(ended: 1))
         // Removed before that post returned, not whenever the consumer next looks.
@@ -22,7 +22,7 @@ struct BacklogLimitTests {
     @Test("a for-try-await loop over an overflowed stream ends with the error, not an ordinary end")
     func loopSeesTheError() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 0)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 0))
         // A limit of zero holds nothing: a post finds the consumer waiting, or ends it.
         #expect(inbox.backlogLimit == 0)
         #expect(await mailroom.post(Ping(id: 1)) == Receipt(ended: 1))
@@ -40,7 +40,7 @@ struct BacklogLimitTests {
     @Test("a negative limit is treated as zero")
     func negativeLimit() async {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("a")), backlogLimit: -5)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("a")), backlog: .ending(past: -5))
         #expect(inbox.backlogLimit == 0)
         #expect(await mailroom.post(Ping(id: 1), from: RoomID("a")) == Receipt(ended: 1))
     }
@@ -48,7 +48,7 @@ struct BacklogLimitTests {
     @Test("a reading consumer with a limit at least the burst is never ended, and sees every mail in order")
     func burstWithinLimit() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")), backlogLimit: 1_000)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(RoomID("lobby")), backlog: .ending(past: 1_000))
         let reader = Task { try await inbox.first(1_000).map(\.id) }
         var total = Receipt()
         for id in 0..<1_000 { total += await mailroom.post(Ping(id: id), from: RoomID("lobby")) }
@@ -60,7 +60,7 @@ struct BacklogLimitTests {
     func endsAndDropsApart() async {
         let mailroom = Mailroom()
         let lossy = await mailroom.subscribe(to: Ping.self, bufferingPolicy: .bufferingOldest(1))
-        let bounded = await mailroom.subscribe(to: Ping.self, backlogLimit: 1)
+        let bounded = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 1))
         let unbounded = await mailroom.subscribe(to: Ping.self)
         #expect(await mailroom.post(Ping(id: 1)) == Receipt(delivered: 3))
         let second = await mailroom.post(Ping(id: 2))
@@ -73,7 +73,7 @@ struct BacklogLimitTests {
     @Test("a batch ends an overflowing subscription once; the rest of the batch finds it gone")
     func batchEndsOnce() async {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 2)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 2))
         let receipt = await mailroom.post(contentsOf: (1...5).map { Ping(id: $0) })
         #expect(receipt == Receipt(delivered: 2, ended: 1))
         #expect(await mailroom.subscriberCount(Ping.self) == 0)
@@ -83,7 +83,11 @@ struct BacklogLimitTests {
     @Test("mail a filter rejects takes no slot in the backlog")
     func filteredMailTakesNoSlot() async throws {
         let mailroom = Mailroom()
-        let evens = await mailroom.subscribe(to: Ping.self, backlogLimit: 2, where: { $0.id.isMultiple(of: 2) })
+        let evens = await mailroom.subscribe(
+            to: Ping.self,
+            backlog: .ending(past: 2),
+            where: { $0.id.isMultiple(of: 2) }
+        )
         for id in [1, 2, 3, 4, 5] { _ = await mailroom.post(Ping(id: id)) }
         #expect(await mailroom.subscriberCount(Ping.self) == 1)
         await mailroom.close()
@@ -94,7 +98,7 @@ struct BacklogLimitTests {
     func closeIsOrdinary() async throws {
         let mailroom = Mailroom()
         let player = Player("ann")
-        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(player), backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(player), backlog: .ending(past: 4))
         _ = await mailroom.post(Ping(id: 1), from: player)
         _ = await mailroom.post(Ping(id: 2), from: player)
         await mailroom.close()
@@ -104,7 +108,7 @@ struct BacklogLimitTests {
     @Test("cancelling the consumer removes the subscription, without an error")
     func cancellingRemoves() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 8)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 8))
         let (started, ready) = AsyncStream.makeStream(of: Void.self)
         let consumer = Task {
             var iterator = inbox.makeAsyncIterator()
@@ -124,7 +128,7 @@ struct BacklogLimitTests {
         let mailroom = Mailroom()
         await mailroom.retainLatest(Ping.self)
         _ = await mailroom.post(Ping(id: 7))
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 1, startingWithLatest: true)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 1), startingWithLatest: true)
         // The replayed mail fills the one slot: the next post ends it.
         #expect(await mailroom.post(Ping(id: 8)) == Receipt(ended: 1))
         withExtendedLifetime(inbox) {}

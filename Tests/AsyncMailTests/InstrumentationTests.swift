@@ -96,7 +96,7 @@ struct InstrumentationTests {
         await consumer.value
         #expect(tracing.liveCount(Ping.self) == 0)
         // Ended by its backlog limit.
-        let bounded = await mailroom.subscribe(to: Ping.self, backlogLimit: 0)
+        let bounded = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 0))
         #expect(await mailroom.post(Ping(id: 1)) == Receipt(ended: 1))
         #expect(tracing.liveCount(Ping.self) == 0)
         _ = bounded
@@ -172,7 +172,7 @@ struct InstrumentationTests {
     @Test("serve delivers each mail inside its post's context")
     func serveDeliversInThePostContext() async throws {
         let mailroom = Mailroom(instrumentation: Tracing())
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 16)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 16))
         let written = Locked<[String?]>([])
         let done = AsyncStream.makeStream(of: Void.self)
         let server = Task {
@@ -198,7 +198,7 @@ struct InstrumentationTests {
         let mailroom = Mailroom(instrumentation: Tracing())
         await mailroom.retainLatest(Ping.self)
         await Trace.$id.withValue("old") { await mailroom.post(Ping(id: 0)) }
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 16, startingWithLatest: true)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 16), startingWithLatest: true)
         await Trace.$id.withValue("p1") { await mailroom.post(Ping(id: 1)) }
         await mailroom.post(Ping(id: 2))
         let deliveries = try await inbox.withContexts.first(3)
@@ -209,7 +209,7 @@ struct InstrumentationTests {
     @Test("a plain bounded loop takes the contexts too, so none are left behind its buffer")
     func plainBoundedLoopStaysAligned() async throws {
         let mailroom = Mailroom(instrumentation: Tracing())
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 1_000)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 1_000))
         for id in 0..<500 { await Trace.$id.withValue("\(id)") { await mailroom.post(Ping(id: id)) } }
         let contexts = try #require(inbox.contexts)
         #expect(contexts.count == 500)
@@ -235,7 +235,7 @@ struct InstrumentationTests {
         let mailroom = Mailroom(instrumentation: Tracing())
         let posters = 4
         let postsEach = scaled(5_000)
-        let tap = await mailroom.tap(backlogLimit: posters * postsEach)
+        let tap = await mailroom.tap(backlog: .ending(past: posters * postsEach))
         // One room per poster, each with a subscriber: the posts hold different lanes.
         var rooms: [AsyncStream<Ping>] = []
         for poster in 0..<posters {
@@ -264,7 +264,7 @@ struct InstrumentationTests {
     @Test("without instrumentation nothing is kept beside a buffer and every context is none")
     func uninstrumentedCarriesNothing() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 4))
         #expect(inbox.contexts == nil)
         await Trace.$id.withValue("unseen") { await mailroom.post(Ping(id: 1)) }
         let delivery = try await inbox.withContexts.first(1)

@@ -133,7 +133,7 @@ struct RoomHistoryTests {
             to: Ping.self,
             fromAny: RoomID.self,
             after: .oldestKept,
-            backlogLimit: 2
+            backlog: .ending(past: 2)
         )
         #expect(resumed.gap == nil)
         for id in 5...6 { await mailroom.post(Ping(id: id), from: RoomID("b")) }  // two live: at the limit

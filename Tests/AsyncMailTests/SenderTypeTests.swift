@@ -120,7 +120,7 @@ struct SenderTypeTests {
     func senderTypeBacklogLimit() async throws {
         let mailroom = Mailroom()
         let alice = Player("alice")
-        let players = await mailroom.subscribe(to: Ping.self, fromAny: Player.self, backlogLimit: 2)
+        let players = await mailroom.subscribe(to: Ping.self, fromAny: Player.self, backlog: .ending(past: 2))
         #expect(await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)], from: alice) == Receipt(delivered: 2))
         #expect(await mailroom.post(Ping(id: 3), from: alice) == Receipt(ended: 1))
         #expect(await mailroom.subscriberCount(Ping.self) == 0)
@@ -135,7 +135,9 @@ struct SenderTypeTests {
         let recorder = Recorder()
         let (entered, enteredReport) = AsyncStream.makeStream(of: Int.self)
         let (gate, open) = AsyncStream.makeStream(of: Void.self)
-        let observation = await mailroom.observe(Ping.self, owner: recorder, backlogLimit: 1) { recorder, ping in
+        let observation = await mailroom.observe(Ping.self, owner: recorder, backlog: .ending(past: 1)) {
+            recorder,
+            ping in
             enteredReport.yield(ping.id)
             if ping.id == 1 { for await _ in gate { break } }  // hold the first call until told
             await recorder.handle(ping.id, pause: false)

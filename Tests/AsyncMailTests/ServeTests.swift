@@ -12,7 +12,7 @@ private func stalled() async throws {
 /// A connection with a backlog limit of 4 to a client that stopped reading and sends nothing,
 /// once its outbound loop has taken one mail and is stuck writing it.
 private func stalledConnection(on mailroom: Mailroom) async throws -> Task<ConnectionEnd, Never> {
-    let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+    let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 4))
     let (writing, writeStarted) = AsyncStream.makeStream(of: Void.self)
     let connection = Task {
         await inbox.serve { _ in
@@ -46,7 +46,7 @@ struct ServeTests {
     func deliversInOrder() async throws {
         let mailroom = Mailroom()
         let room = RoomID("lobby")
-        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(room), backlogLimit: 64)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(room), backlog: .ending(past: 64))
         let received = Locked<[Int]>([])
         let (allReceived, signal) = AsyncStream.makeStream(of: Void.self)
         let end = try await withTimeout {
@@ -70,7 +70,7 @@ struct ServeTests {
     @Test("the client leaving ends delivery and removes the subscription, even with no mail")
     func inboundEnds() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 8)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 8))
         let end = try await withTimeout {
             await inbox.serve { _ in
             } receiving: {
@@ -106,7 +106,7 @@ struct ServeTests {
     @Test("cancelling the serving task (server shutdown) ends both ends")
     func cancellationEnds() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 4))
         let (receiving, receiveStarted) = AsyncStream.makeStream(of: Void.self)
         let connection = Task {
             await inbox.serve { _ in
@@ -126,7 +126,7 @@ struct ServeTests {
     func failingWrite() async throws {
         struct SocketClosed: Error {}
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 4))
         let connection = Task {
             await inbox.serve { _ in
                 throw SocketClosed()
@@ -145,7 +145,7 @@ struct ServeTests {
     func departedSenderEnds() async throws {
         let mailroom = Mailroom()
         var player: Player? = Player("ann")
-        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(player!), backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(player!), backlog: .ending(past: 4))
         let connection = Task {
             await inbox.serve { _ in
             } receiving: {

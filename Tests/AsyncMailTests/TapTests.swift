@@ -117,7 +117,7 @@ struct TapTests {
     @Test("a tap with a backlog limit ends when it falls behind, uncounted, and its loop says why")
     func tapBacklogLimit() async throws {
         let mailroom = Mailroom()
-        let tap = await mailroom.tap(backlogLimit: 2)
+        let tap = await mailroom.tap(backlog: .ending(past: 2))
         let pings = await mailroom.subscribe(to: Ping.self)
         #expect(await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2)]) == Receipt(delivered: 2))
         #expect(await mailroom.post(Ping(id: 3)) == Receipt(delivered: 1), "taps are never counted, ended or not")

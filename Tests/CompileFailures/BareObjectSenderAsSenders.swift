@@ -1,4 +1,4 @@
-// expect-error: 'subscribe(to:from:backlogLimit:startingWithLatest:where:)' is unavailable: name one sender with .only: subscribe(to:from: .only(sender), backlogLimit:)
+// expect-error: 'subscribe(to:from:backlog:startingWithLatest:where:)' is unavailable: name one sender with .only: subscribe(to:from: .only(sender), backlog:)
 import AsyncMail
 
 struct Score: Mail { let points: Int }
@@ -6,5 +6,5 @@ final class Player: Sendable {}
 
 /// The same with an object sender and a backlog limit.
 func playerScores(_ mailroom: Mailroom, player: Player) async -> BoundedStream<Score> {
-    await mailroom.subscribe(to: Score.self, from: player, backlogLimit: 64)
+    await mailroom.subscribe(to: Score.self, from: player, backlog: .ending(past: 64))
 }

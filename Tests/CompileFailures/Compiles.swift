@@ -58,16 +58,19 @@ func protocolSenders(_ mailroom: Mailroom, named: any Named) async {
 func everySendersForm(_ mailroom: Mailroom, lobby: Lobby, senders: Senders) async {
     let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: senders)
     let _: AsyncStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .everyone, startingWithLatest: true)
-    let _: BoundedStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(lobby), backlogLimit: 8)
+    let _: BoundedStream<Ping> = await mailroom.subscribe(to: Ping.self, from: .only(lobby), backlog: .ending(past: 8))
     let _: BoundedStream<Envelope<Ping, Lobby>> = await mailroom.subscribe(
         to: Ping.self,
         fromAny: Lobby.self,
-        backlogLimit: 8
+        backlog: .ending(past: 8)
     )
     let _: Ping? = await mailroom.latest(Ping.self, from: .only(RoomID(name: "lobby")))
     let _: Int = await mailroom.subscriberCount(Ping.self, from: senders)
     let _: Observation = await mailroom.observe(Ping.self, from: .only(lobby), owner: lobby) { _, _ in }
-    let _: Observation = await mailroom.observe(Ping.self, from: senders, owner: lobby, backlogLimit: 4) { _, _ in }
+    let _: Observation = await mailroom.observe(Ping.self, from: senders, owner: lobby, backlog: .ending(past: 4)) {
+        _,
+        _ in
+    }
 }
 
 /// A sender written as an existential inline, or held as an optional existential, is posted and

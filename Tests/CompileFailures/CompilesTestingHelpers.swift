@@ -54,5 +54,5 @@ func theCallsTheMessagesName(_ mailroom: Mailroom, chef: Chef) async throws {
     }
     _ = matched
     let _: Resumption<BoundedStream<Positioned<Envelope<OrderPlaced, Chef>>>> =
-        try await mailroom.subscribe(to: OrderPlaced.self, fromAny: Chef.self, after: nil, backlogLimit: 8)
+        try await mailroom.subscribe(to: OrderPlaced.self, fromAny: Chef.self, after: nil, backlog: .ending(past: 8))
 }

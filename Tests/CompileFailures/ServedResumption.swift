@@ -7,7 +7,7 @@ struct Room: Hashable, Sendable { let name: String }
 
 /// A resumption served as if it were its mail.
 func serve(_ mailroom: Mailroom) async throws -> ConnectionEnd {
-    let resumed = try await mailroom.subscribe(to: Score.self, after: nil, backlogLimit: 10)
+    let resumed = try await mailroom.subscribe(to: Score.self, after: nil, backlog: .ending(past: 10))
     return await resumed.serve {
         print($0)
     } receiving: {

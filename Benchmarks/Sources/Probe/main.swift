@@ -121,7 +121,7 @@ if arguments.first == "stalled" {
             ".bufferingNewest(\(limit))",
             { await $0.subscribe(to: Kilobyte.self, bufferingPolicy: .bufferingNewest(limit)) }
         ),
-        ("backlogLimit: \(limit)", { await $0.subscribe(to: Kilobyte.self, backlogLimit: limit) }),
+        ("backlog: .ending(past: \(limit))", { await $0.subscribe(to: Kilobyte.self, backlog: .ending(past: limit)) }),
     ] as [(String, (Mailroom) async -> any Sendable)] {
         let (held, receipt) = await heldAfterPosts(subscribe)
         print("stalled consumer, \(posts) x 1 KB, \(name): \(held / 1_024) KB held | \(receipt)")

@@ -57,7 +57,7 @@ struct ArticleExampleTests {
     func forAwait() async throws {
         _ = TracingFixture.tracer
         let mailroom = Mailroom(instrumentation: MailroomObservability())
-        let orders = await mailroom.subscribe(to: OrderPlaced.self, backlogLimit: 1_024)
+        let orders = await mailroom.subscribe(to: OrderPlaced.self, backlog: .ending(past: 1_024))
         let sent = await withSpan("checkout") { span in
             await mailroom.post(OrderPlaced(id: 1))
             return span.context.inMemorySpanContext?.traceID

@@ -53,7 +53,7 @@ struct MetricsTests {
         let mailroom = Mailroom(instrumentation: MailroomObservability(metricsFactory: metrics))
         let all = await mailroom.subscribe(to: Ping.self)
         let one = await mailroom.subscribe(to: Ping.self, bufferingPolicy: .bufferingOldest(1))
-        let bounded = await mailroom.subscribe(to: Pong.self, backlogLimit: 1)
+        let bounded = await mailroom.subscribe(to: Pong.self, backlog: .ending(past: 1))
         await mailroom.post(contentsOf: [Ping(id: 1), Ping(id: 2), Ping(id: 3)])  // 3 + 1 consumed, 2 dropped
         await mailroom.post(Pong(id: 1), from: RoomID(name: "lobby"))  // consumed
         await mailroom.post(Pong(id: 2))  // ends the bounded subscription
@@ -150,8 +150,8 @@ struct TracingTests {
     func serveAndForAwaitContinueTheTrace() async throws {
         _ = TracingFixture.tracer
         let mailroom = Mailroom(instrumentation: MailroomObservability())
-        let inbox = await mailroom.subscribe(to: Ping.self, backlogLimit: 16)
-        let loop = await mailroom.subscribe(to: Ping.self, backlogLimit: 16)
+        let inbox = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 16))
+        let loop = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 16))
         let written = AsyncStream.makeStream(of: String?.self)
         let server = Task {
             await inbox.serve { ping in
@@ -178,7 +178,7 @@ struct TracingTests {
         // Forces the bootstrap, which makes this mailroom first.
         _ = TracingFixture.tracer
         let mailroom = TracingFixture.mailroomMadeBeforeBootstrap
-        let inbox = await mailroom.subscribe(to: Tagged<TracingTests>.self, backlogLimit: 4)
+        let inbox = await mailroom.subscribe(to: Tagged<TracingTests>.self, backlog: .ending(past: 4))
         let traceID = await withSpan("early") { span in
             await mailroom.post(Tagged<TracingTests>(id: 1))
             return span.context.inMemorySpanContext?.traceID

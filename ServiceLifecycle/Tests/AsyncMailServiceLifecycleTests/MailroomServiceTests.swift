@@ -36,7 +36,7 @@ struct MailroomServiceTests {
     @Test("graceful shutdown closes the mailroom first, which ends a connection whose client stalled")
     func gracefulShutdownEndsConnections() async throws {
         let mailroom = Mailroom()
-        let inbox = await mailroom.subscribe(to: Line.self, backlogLimit: 16)
+        let inbox = await mailroom.subscribe(to: Line.self, backlog: .ending(past: 16))
         let (ends, ended) = AsyncStream.makeStream(of: ConnectionEnd.self)
         let group = ServiceGroup(
             configuration: .init(

@@ -123,6 +123,14 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         for subscriber in subscribers {
             // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
             if let accepts = subscriber._accepts, !accepts(element) { continue }
+            if let dropBuffer = subscriber._dropBuffer {
+                switch dropBuffer.offer(element) {
+                case .enqueued: receipt.delivered += 1
+                case .dropped: receipt.dropped += 1  // and told to the consumer, in order
+                case .terminated: break
+                }
+                continue
+            }
             let result: AsyncStream<Element>.Continuation.YieldResult
             if let contexts = subscriber._contexts, let context {
                 // The context goes in with the mail, so that a consumer never takes a mail ahead of it.

@@ -13,6 +13,9 @@ final class Subscriber<Element: Sendable>: Sendable {
     @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
     /// Set for a subscription with a backlog limit: a full buffer ends it instead of losing mail.
     @usableFromInline let _endSignal: EndSignal?
+    /// Set for a subscription that drops mail past its backlog and tells the loss in order: posts
+    /// offer mail to it instead of to `_continuation`, whose stream then only carries the end.
+    @usableFromInline let _dropBuffer: DropBuffer<Element>?
     /// The contexts of its buffered mail, for a consumer that hands them on (an observation, a
     /// bounded stream) under a mailroom with instrumentation; `nil` otherwise.
     @usableFromInline let _contexts: PostContexts?
@@ -27,11 +30,13 @@ final class Subscriber<Element: Sendable>: Sendable {
         continuation: AsyncStream<Element>.Continuation,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal? = nil,
+        dropBuffer: DropBuffer<Element>? = nil,
         contexts: PostContexts? = nil
     ) {
         self._continuation = continuation
         self._accepts = accepts
         self._endSignal = endSignal
+        self._dropBuffer = dropBuffer
         self._contexts = contexts
     }
 }

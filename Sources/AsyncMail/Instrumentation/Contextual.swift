@@ -4,7 +4,7 @@
 /// poster's trace:
 ///
 /// ```swift
-/// let inbox = await mailroom.subscribe(to: ChatLine.self, backlogLimit: 256)
+/// let inbox = await mailroom.subscribe(to: ChatLine.self, backlog: .ending(past: 256))
 /// for try await delivery in inbox.withContexts {
 ///     print(delivery.mail.text, delivery.context.value as Any)
 /// }

@@ -95,34 +95,41 @@ extension Mailroom {
         return Resumption(gap: gap, start: start, mail: registered._stream)
     }
 
-    /// Subscribes to a type that keeps history, with positions and a backlog limit: resumes as
-    /// ``subscribe(to:from:after:bufferingPolicy:where:)`` does, and ends as
-    /// ``subscribe(to:from:backlogLimit:startingWithLatest:where:)`` does when the consumer falls
-    /// `backlogLimit` live mails behind.
+    /// Subscribes to a type that keeps history, with positions and a backlog: resumes as
+    /// ``subscribe(to:from:after:bufferingPolicy:where:)`` does, and does what `backlog` says
+    /// when the consumer falls `backlog.limit` live mails behind, as
+    /// ``subscribe(to:from:backlog:startingWithLatest:where:)`` does: ends
+    /// (``Backlog/ending(past:)``, a ``BoundedStream``), or drops and tells each loss in order
+    /// (``Backlog/droppingOldest(past:)``, ``Backlog/droppingNewest(past:)``, a ``DroppingStream``).
     ///
     /// The replay does not count against the limit: a client coming back after a thousand lines
-    /// gets them all, then the limit applies to what is posted while it reads. The stream can be
-    /// served with ``BoundedStream/serve(delivering:receiving:)``, as a connection serves its mail.
+    /// gets them all, then the limit applies to what is posted while it reads. A bounded stream
+    /// can be served with ``BoundedStream/serve(delivering:receiving:)``, as a connection serves
+    /// its mail.
     ///
     /// ```swift
-    /// let resumed = try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: lastSeen, backlogLimit: 256)
+    /// let resumed = try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: lastSeen, backlog: .ending(past: 256))
     /// ```
-    public nonisolated(nonsending) func subscribe<M: Mail>(
+    public nonisolated(nonsending) func subscribe<M: Mail, Stream>(
         to type: M.Type,
         from senders: Senders = .everyone,
         after position: MailPosition?,
-        backlogLimit: Int,
+        backlog: Backlog<Positioned<M>, Stream>,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
-        let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let (gap, start, registered) = try subscribeWithPositions(
-            M.self,
-            from: senders,
-            after: position,
-            buffering: .bounded(endSignal),
-            where: isIncluded
-        )
-        return Resumption(gap: gap, start: start, mail: BoundedStream(registered, endSignal: endSignal))
+    ) async throws -> Resumption<Stream> {
+        var resumed: (gap: HistoryGap?, start: MailPosition?) = (nil, nil)
+        let stream = try backlog.stream { overflow throws(PositionError) in
+            let (gap, start, registered) = try subscribeWithPositions(
+                M.self,
+                from: senders,
+                after: position,
+                buffering: .overflow(overflow),
+                where: isIncluded
+            )
+            resumed = (gap, start)
+            return registered
+        }
+        return Resumption(gap: resumed.gap, start: resumed.start, mail: stream)
     }
 
     /// Subscribes to a type that keeps history, hearing every sender that is an `S` (as
@@ -153,29 +160,33 @@ extension Mailroom {
         return Resumption(gap: gap, start: start, mail: registered._stream)
     }
 
-    /// ``subscribe(to:fromAny:after:bufferingPolicy:where:)`` with a backlog limit: the stream
-    /// ends, as ``subscribe(to:from:after:backlogLimit:where:)``'s does, when the consumer falls
-    /// `backlogLimit` live mails behind; the replay does not count against the limit.
+    /// ``subscribe(to:fromAny:after:bufferingPolicy:where:)`` with a backlog: the stream ends, or
+    /// drops and tells, as ``subscribe(to:from:after:backlog:where:)``'s does when the consumer
+    /// falls `backlog.limit` live mails behind; the replay does not count against the limit.
     ///
     /// ```swift
-    /// let resumed = try await mailroom.subscribe(to: ChatLine.self, fromAny: RoomID.self, after: nil, backlogLimit: 256)
+    /// let resumed = try await mailroom.subscribe(to: ChatLine.self, fromAny: RoomID.self, after: nil, backlog: .ending(past: 256))
     /// ```
-    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable, Stream>(
         to type: M.Type,
         fromAny senderType: S.Type,
         after position: MailPosition?,
-        backlogLimit: Int,
+        backlog: Backlog<Positioned<Envelope<M, S>>, Stream>,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws -> Resumption<BoundedStream<Positioned<Envelope<M, S>>>> {
-        let endSignal = EndSignal(limit: max(backlogLimit, 0))
-        let (gap, start, registered) = try _switchboard.subscribeWithPositions(
-            to: M.self,
-            fromAny: S.self,
-            after: position,
-            buffering: .bounded(endSignal),
-            accepts: isIncluded.map { isIncluded in { isIncluded($0.mail) } }
-        )
-        return Resumption(gap: gap, start: start, mail: BoundedStream(registered, endSignal: endSignal))
+    ) async throws -> Resumption<Stream> {
+        var resumed: (gap: HistoryGap?, start: MailPosition?) = (nil, nil)
+        let stream = try backlog.stream { overflow throws(PositionError) in
+            let (gap, start, registered) = try _switchboard.subscribeWithPositions(
+                to: M.self,
+                fromAny: S.self,
+                after: position,
+                buffering: .overflow(overflow),
+                accepts: isIncluded.map { isIncluded in { isIncluded($0.mail) } }
+            )
+            resumed = (gap, start)
+            return registered
+        }
+        return Resumption(gap: resumed.gap, start: resumed.start, mail: stream)
     }
 
     private nonisolated func subscribeWithPositions<M: Mail>(
@@ -211,6 +222,16 @@ extension Mailroom {
                 buffering: buffering,
                 accepts: isIncluded
             )
+        }
+    }
+}
+
+extension Switchboard.PositionedBuffering {
+    /// A backlog's overflow as a subscription with positions takes it.
+    static func overflow(_ overflow: BacklogOverflow<Positioned<Element>>) -> Self {
+        switch overflow {
+        case .end(let endSignal): .bounded(endSignal)
+        case .drop(let dropBuffer): .dropping(dropBuffer)
         }
     }
 }

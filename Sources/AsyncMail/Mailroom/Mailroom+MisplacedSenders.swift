@@ -24,15 +24,15 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message: "a sender type is not a sender: use subscribe(to:fromAny:backlogLimit:) to hear every sender of a type"
+        message: "a sender type is not a sender: use subscribe(to:fromAny:backlog:) to hear every sender of a type"
     )
-    public nonisolated(nonsending) func subscribe<M: Mail, S>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S, Stream>(
         to type: M.Type,
         from senderType: S.Type,
-        backlogLimit: Int,
+        backlog: Backlog<M, Stream>,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> BoundedStream<M> {
+    ) async -> Stream {
         fatalError("unavailable")
     }
 
@@ -56,17 +56,16 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message:
-            "a sender type is not a sender: use observe(_:fromAny:owner:backlogLimit:) to hear every sender of a type"
+        message: "a sender type is not a sender: use observe(_:fromAny:owner:backlog:) to hear every sender of a type"
     )
-    public nonisolated(nonsending) func observe<M: Mail, S, Owner: AnyObject & Sendable>(
+    public nonisolated(nonsending) func observe<M: Mail, S, Owner: AnyObject & Sendable, Stream>(
         _ type: M.Type,
         from senderType: S.Type,
         owner: Owner,
-        backlogLimit: Int,
+        backlog: Backlog<M, Stream>,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, Stream.Element) async -> Void
     ) async -> Observation {
         fatalError("unavailable")
     }
@@ -112,15 +111,15 @@ extension Mailroom {
         *,
         unavailable,
         message:
-            "a sender type is not a sender: use subscribe(to:fromAny:after:backlogLimit:) to resume every sender of a type"
+            "a sender type is not a sender: use subscribe(to:fromAny:after:backlog:) to resume every sender of a type"
     )
-    public nonisolated(nonsending) func subscribe<M: Mail, S>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S, Stream>(
         to type: M.Type,
         from senderType: S.Type,
         after position: MailPosition?,
-        backlogLimit: Int,
+        backlog: Backlog<Positioned<M>, Stream>,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
+    ) async throws -> Resumption<Stream> {
         fatalError("unavailable")
     }
 
@@ -165,14 +164,14 @@ extension Mailroom {
         fatalError("unavailable")
     }
 
-    @available(*, unavailable, message: "name one sender with .only: subscribe(to:from: .only(sender), backlogLimit:)")
-    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+    @available(*, unavailable, message: "name one sender with .only: subscribe(to:from: .only(sender), backlog:)")
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable, Stream>(
         to type: M.Type,
         from sender: S,
-        backlogLimit: Int,
+        backlog: Backlog<M, Stream>,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async -> BoundedStream<M> {
+    ) async -> Stream {
         fatalError("unavailable")
     }
 
@@ -192,16 +191,16 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message: "name one sender with .only: observe(_:from: .only(sender), owner:backlogLimit:)"
+        message: "name one sender with .only: observe(_:from: .only(sender), owner:backlog:)"
     )
-    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
+    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable, Stream>(
         _ type: M.Type,
         from sender: S,
         owner: Owner,
-        backlogLimit: Int,
+        backlog: Backlog<M, Stream>,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, Stream.Element) async -> Void
     ) async -> Observation {
         fatalError("unavailable")
     }
@@ -233,15 +232,15 @@ extension Mailroom {
     @available(
         *,
         unavailable,
-        message: "name one sender with .only: subscribe(to:from: .only(sender), after:backlogLimit:)"
+        message: "name one sender with .only: subscribe(to:from: .only(sender), after:backlog:)"
     )
-    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable, Stream>(
         to type: M.Type,
         from sender: S,
         after position: MailPosition?,
-        backlogLimit: Int,
+        backlog: Backlog<Positioned<M>, Stream>,
         where isIncluded: (@Sendable (M) -> Bool)? = nil
-    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
+    ) async throws -> Resumption<Stream> {
         fatalError("unavailable")
     }
 

@@ -44,39 +44,45 @@ extension Mailroom {
         return Observation.start(subscription, progress: progress, owner: owner, handler: handler)
     }
 
-    /// Calls `handler` with mail of a type for as long as `owner` is alive, and ends the
-    /// observation once the handler falls `backlogLimit` mails behind.
+    /// Calls `handler` with mail of a type for as long as `owner` is alive, with a backlog: what
+    /// happens once the handler falls `backlog.limit` mails behind.
     ///
-    /// The post that finds the backlog full counts the observation in ``Receipt/ended``; no
-    /// handler call starts afterwards, and ``Observation/exceededBacklogLimit`` is `true`. The
-    /// limit works as in ``subscribe(to:from:backlogLimit:startingWithLatest:where:)``; everything
-    /// else as in ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
+    /// With ``Backlog/ending(past:)`` the observation ends: the post that finds the backlog full
+    /// counts it in ``Receipt/ended``, no handler call starts afterwards, and
+    /// ``Observation/exceededBacklogLimit`` is `true`. With ``Backlog/droppingOldest(past:)`` or
+    /// ``Backlog/droppingNewest(past:)`` it goes on, and the handler is called with each
+    /// ``Delivery``: the mails, and each loss in order with its exact count. The limit works as in
+    /// ``subscribe(to:from:backlog:startingWithLatest:where:)``; everything else as in
+    /// ``observe(_:from:owner:bufferingPolicy:startingWithLatest:where:handler:)``.
     ///
     /// ```swift
-    /// await mailroom.observe(ChatLine.self, from: .only(room), owner: connection, backlogLimit: 1_024) {
+    /// await mailroom.observe(ChatLine.self, from: .only(room), owner: connection, backlog: .ending(past: 1_024)) {
     ///     connection, line in await connection.send(line)
     /// }
     /// ```
     @discardableResult
-    public nonisolated(nonsending) func observe<M: Mail, Owner: AnyObject & Sendable>(
+    public nonisolated(nonsending) func observe<M: Mail, Owner: AnyObject & Sendable, Stream>(
         _ type: M.Type,
         from senders: Senders = .everyone,
         owner: Owner,
-        backlogLimit: Int,
+        backlog: Backlog<M, Stream>,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, Stream.Element) async -> Void
     ) async -> Observation {
-        observeBounded(backlogLimit, owner: owner, handler: handler) { bufferingPolicy, endSignal, progress in
+        let progress = ObservationProgress()
+        let feed = backlog.observationFeed { overflow in
             subscription(
                 to: M.self,
                 from: senders,
-                bufferingPolicy: bufferingPolicy,
+                bufferingPolicy: overflow.bufferingPolicy,
                 startingWithLatest: startingWithLatest,
                 where: progress.counting(isIncluded),
-                endSignal: endSignal
+                endSignal: overflow.endSignal,
+                dropBuffer: overflow.dropBuffer
             )
         }
+        return Observation.start(feed, progress: progress, owner: owner, handler: handler)
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
@@ -113,49 +119,36 @@ extension Mailroom {
     }
 
     /// Calls `handler` with an ``Envelope`` for mail posted by any sender that is an `S`, for as
-    /// long as `owner` is alive, and ends the observation once the handler falls `backlogLimit`
-    /// mails behind, as in ``observe(_:from:owner:backlogLimit:startingWithLatest:where:handler:)``.
+    /// long as `owner` is alive, with a backlog, as in
+    /// ``observe(_:from:owner:backlog:startingWithLatest:where:handler:)``.
+    ///
+    /// ```swift
+    /// await mailroom.observe(Moved.self, fromAny: Player.self, owner: board, backlog: .droppingOldest(past: 64)) {
+    ///     board, delivery in await board.apply(delivery)
+    /// }
+    /// ```
     @discardableResult
-    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
+    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable, Stream>(
         _ type: M.Type,
         fromAny senderType: S.Type,
         owner: Owner,
-        backlogLimit: Int,
+        backlog: Backlog<Envelope<M, S>, Stream>,
         startingWithLatest: Bool = false,
         where isIncluded: (@Sendable (M) -> Bool)? = nil,
-        handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
+        handler: @escaping @isolated(any) @Sendable (Owner, Stream.Element) async -> Void
     ) async -> Observation {
-        observeBounded(backlogLimit, owner: owner, handler: handler) { bufferingPolicy, endSignal, progress in
+        let progress = ObservationProgress()
+        let feed = backlog.observationFeed { overflow in
             subscription(
                 to: M.self,
                 fromAny: S.self,
-                bufferingPolicy: bufferingPolicy,
+                bufferingPolicy: overflow.bufferingPolicy,
                 startingWithLatest: startingWithLatest,
                 where: progress.counting(isIncluded),
-                endSignal: endSignal
+                endSignal: overflow.endSignal,
+                dropBuffer: overflow.dropBuffer
             )
         }
-    }
-
-    /// The one way a bounded observation starts: its subscription is a bounded one (see
-    /// ``bounded(_:_:)``), and its filter counts what it accepts for ``Observation/waitUntilHandled()``.
-    private nonisolated func observeBounded<Element: Sendable, Owner: AnyObject & Sendable>(
-        _ backlogLimit: Int,
-        owner: Owner,
-        handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void,
-        _ subscribe: (AsyncStream<Element>.Continuation.BufferingPolicy, EndSignal, ObservationProgress) ->
-            RegisteredStream<Element>
-    ) -> Observation {
-        let progress = ObservationProgress()
-        let bounded = bounded(backlogLimit) { bufferingPolicy, endSignal in
-            subscribe(bufferingPolicy, endSignal, progress)
-        }
-        return Observation.start(
-            bounded.subscription,
-            endSignal: bounded.endSignal,
-            progress: progress,
-            owner: owner,
-            handler: handler
-        )
+        return Observation.start(feed, progress: progress, owner: owner, handler: handler)
     }
 }

@@ -9,7 +9,7 @@ extension Mailroom {
         fatalError("unavailable")
     }
 
-    @available(*, unavailable, renamed: "tap(backlogLimit:where:)")
+    @available(*, unavailable, message: "use tap(backlog: .ending(past: backlogLimit))")
     public nonisolated(nonsending) func subscribeToAllMail(
         backlogLimit: Int,
         where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
@@ -39,6 +39,87 @@ extension Mailroom {
         for type: M.Type,
         fromAny senderType: S.Type
     ) async -> Int {
+        fatalError("unavailable")
+    }
+
+    // `backlogLimit: n` became `backlog: .ending(past: n)`, beside the backlogs that drop and tell
+    // (#56). Not `renamed:`: the argument changes too, so the message spells the new call.
+
+    @available(*, unavailable, message: "use subscribe(to:from:backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func subscribe<M: Mail>(
+        to type: M.Type,
+        from senders: Senders = .everyone,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async -> BoundedStream<M> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "use subscribe(to:fromAny:backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        fromAny senderType: S.Type,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async -> BoundedStream<Envelope<M, S>> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "use subscribe(to:from:after:backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func subscribe<M: Mail>(
+        to type: M.Type,
+        from senders: Senders = .everyone,
+        after position: MailPosition?,
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws -> Resumption<BoundedStream<Positioned<M>>> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "use subscribe(to:fromAny:after:backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func subscribe<M: Mail, S: Sendable>(
+        to type: M.Type,
+        fromAny senderType: S.Type,
+        after position: MailPosition?,
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil
+    ) async throws -> Resumption<BoundedStream<Positioned<Envelope<M, S>>>> {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "use observe(_:from:owner:backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func observe<M: Mail, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        from senders: Senders = .everyone,
+        owner: Owner,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, M) async -> Void
+    ) async -> Observation {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "use observe(_:fromAny:owner:backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func observe<M: Mail, S: Sendable, Owner: AnyObject & Sendable>(
+        _ type: M.Type,
+        fromAny senderType: S.Type,
+        owner: Owner,
+        backlogLimit: Int,
+        startingWithLatest: Bool = false,
+        where isIncluded: (@Sendable (M) -> Bool)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, Envelope<M, S>) async -> Void
+    ) async -> Observation {
+        fatalError("unavailable")
+    }
+
+    @available(*, unavailable, message: "use tap(backlog: .ending(past: backlogLimit))")
+    public nonisolated(nonsending) func tap(
+        backlogLimit: Int,
+        where isIncluded: (@Sendable (PostedMail) -> Bool)? = nil
+    ) async -> BoundedStream<PostedMail> {
         fatalError("unavailable")
     }
 }

@@ -12,6 +12,7 @@ extension Mailroom {
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?,
         endSignal: EndSignal? = nil,
+        dropBuffer: DropBuffer<M>? = nil,
         handsOnContext: Bool = false
     ) -> RegisteredStream<M> {
         let place: TableRoute
@@ -35,6 +36,7 @@ extension Mailroom {
                 bufferingPolicy: bufferingPolicy,
                 accepts: isIncluded,
                 endSignal: endSignal,
+                dropBuffer: dropBuffer,
                 handsOnContext: handsOnContext,
                 replay: startingWithLatest ? replay : nil
             )
@@ -50,6 +52,7 @@ extension Mailroom {
         startingWithLatest: Bool,
         where isIncluded: (@Sendable (M) -> Bool)?,
         endSignal: EndSignal? = nil,
+        dropBuffer: DropBuffer<Envelope<M, S>>? = nil,
         handsOnContext: Bool = false
     ) -> RegisteredStream<Envelope<M, S>> {
         var accepts: (@Sendable (Envelope<M, S>) -> Bool)?
@@ -62,6 +65,7 @@ extension Mailroom {
                 bufferingPolicy: bufferingPolicy,
                 accepts: accepts,
                 endSignal: endSignal,
+                dropBuffer: dropBuffer,
                 handsOnContext: handsOnContext,
                 replay: startingWithLatest ? { table, _ in table.newest(fromAny: S.self) } : nil
             )

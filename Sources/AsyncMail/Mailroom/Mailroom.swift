@@ -110,7 +110,7 @@ public final actor Mailroom {
     ///     slow consumer loses mail and each post's ``Receipt`` reports it. A limit of zero
     ///     or less holds nothing: mail reaches the consumer only if it is already waiting. To end
     ///     a consumer that falls behind instead, use
-    ///     ``subscribe(to:from:backlogLimit:startingWithLatest:where:)``.
+    ///     ``subscribe(to:from:backlog:startingWithLatest:where:)``.
     ///   - startingWithLatest: When the type keeps its latest mail (``retainLatest(_:)``), start
     ///     the stream with it, ahead of anything posted later: the type's newest mail for
     ///     ``Senders/everyone``, the newest from that sender otherwise. Without a kept mail, the
@@ -189,7 +189,7 @@ public final actor Mailroom {
     /// single check for it. Like every subscription, a tap is live on return and ends when its
     /// consuming task is cancelled, its stream is dropped, or the mailroom closes. For a tap that
     /// feeds something that can stall, such as a log shipper, use
-    /// ``tap(backlogLimit:where:)``.
+    /// ``tap(backlog:where:)``.
     ///
     /// ```swift
     /// for await posted in await mailroom.tap() {

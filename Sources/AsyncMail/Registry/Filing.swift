@@ -12,6 +12,8 @@ struct Filing<M: Mail, Element: Sendable> {
     @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
     /// Set for a subscription with a backlog limit (see ``EndSignal``).
     @usableFromInline let _endSignal: EndSignal?
+    /// Set for a subscription that drops mail past its backlog and tells it (see ``DropBuffer``).
+    @usableFromInline let _dropBuffer: DropBuffer<Element>?
     /// Whether its consumer hands each mail's context on (an observation), so the contexts of
     /// its buffered mail are kept under instrumentation (see ``PostContexts``).
     @usableFromInline let _handsOnContext: Bool
@@ -27,6 +29,7 @@ struct Filing<M: Mail, Element: Sendable> {
         bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal? = nil,
+        dropBuffer: DropBuffer<Element>? = nil,
         handsOnContext: Bool = false,
         replay: ((RouteTable<M>, RouteShard<M>?) -> Element?)? = nil
     ) {
@@ -35,6 +38,7 @@ struct Filing<M: Mail, Element: Sendable> {
         self._bufferingPolicy = bufferingPolicy
         self._accepts = accepts
         self._endSignal = endSignal
+        self._dropBuffer = dropBuffer
         self._handsOnContext = handsOnContext
         self._replay = replay
     }

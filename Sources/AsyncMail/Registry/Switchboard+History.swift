@@ -6,9 +6,15 @@ extension Switchboard {
     enum PositionedBuffering<Element: Sendable> {
         case policy(AsyncStream<Positioned<Element>>.Continuation.BufferingPolicy)
         case bounded(EndSignal)
+        /// Drops past its backlog and tells the loss; the replay goes in ahead, apart from the limit.
+        case dropping(DropBuffer<Positioned<Element>>)
 
         var endSignal: EndSignal? {
             if case .bounded(let endSignal) = self { endSignal } else { nil }
+        }
+
+        var dropBuffer: DropBuffer<Positioned<Element>>? {
+            if case .dropping(let dropBuffer) = self { dropBuffer } else { nil }
         }
     }
 
@@ -394,6 +400,7 @@ extension Switchboard {
         switch buffering {
         case .policy(let chosen): policy = chosen
         case .bounded(let endSignal): policy = .bufferingOldest(endSignal.limit)
+        case .dropping: policy = .unbounded  // its stream carries only the end: mail goes to the buffer
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self, bufferingPolicy: policy)
         // A resume ahead of what this mailroom has read from a relay's table hears live mail
@@ -409,6 +416,7 @@ extension Switchboard {
             continuation: continuation,
             accepts: filter,
             endSignal: buffering.endSignal,
+            dropBuffer: buffering.dropBuffer,
             route: .table(ObjectIdentifier(M.self), place),
             reporting: instrumentation
         )
@@ -434,6 +442,10 @@ extension Switchboard {
         }
         _deferred.run()  // posts the replay's filters made
         // The replay is kept apart from the live buffer, so that no limit on that buffer drops it.
+        if let dropBuffer = buffering.dropBuffer {
+            dropBuffer.setReplay(replay)
+            return (resumed._gap, resumed._start, RegisteredStream(stream: stream, continuation: continuation))
+        }
         let registered = RegisteredStream(
             stream: replay.isEmpty ? stream : ReplayPrefix.stream(replay: replay, live: stream),
             continuation: continuation
@@ -463,6 +475,7 @@ extension Switchboard {
     ) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<Element>>) {
         let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self)
         buffering.endSignal?.end(.finished)
+        buffering.dropBuffer?.finish()
         continuation.finish()
         return (nil, nil, RegisteredStream(stream: stream, continuation: continuation))
     }

@@ -10,7 +10,8 @@ extension Switchboard {
     func subscribe<M: Mail, Element: Sendable>(_ filing: Filing<M, Element>) -> RegisteredStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: filing._bufferingPolicy)
         var contexts: PostContexts?
-        if let _instrumentation, filing._endSignal != nil || filing._handsOnContext {
+        // A buffer that drops mail cannot keep each mail's context beside it.
+        if let _instrumentation, filing._dropBuffer == nil, filing._endSignal != nil || filing._handsOnContext {
             contexts = PostContexts(instrumentation: _instrumentation)
         }
         let route = filing._route
@@ -24,6 +25,7 @@ extension Switchboard {
             continuation: continuation,
             accepts: filing._accepts,
             endSignal: filing._endSignal,
+            dropBuffer: filing._dropBuffer,
             contexts: contexts,
             route: route,
             reporting: reporting
@@ -55,7 +57,7 @@ extension Switchboard {
     }
 
     /// Makes a subscription's subscriber, gives its stream the one termination handler every
-    /// subscription has (``endsSubscription(_:of:endSignal:reporting:remove:)``, taking it out of
+    /// subscription has (``endsSubscription(_:of:endSignal:dropBuffer:reporting:remove:)``, taking it out of
     /// `route`), and reports it started: where every subscription's life begins.
     ///
     /// The handler is set before filing: once filed, `close()` may finish the stream at any
@@ -69,6 +71,7 @@ extension Switchboard {
         continuation: AsyncStream<Element>.Continuation,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal?,
+        dropBuffer: DropBuffer<Element>? = nil,
         contexts: PostContexts? = nil,
         route: Route,
         reporting instrumentation: (any MailroomInstrumentation)?
@@ -77,9 +80,16 @@ extension Switchboard {
             continuation: continuation,
             accepts: accepts,
             endSignal: endSignal,
+            dropBuffer: dropBuffer,
             contexts: contexts
         )
-        endsSubscription(continuation, of: M.self, endSignal: endSignal, reporting: instrumentation) {
+        endsSubscription(
+            continuation,
+            of: M.self,
+            endSignal: endSignal,
+            dropBuffer: dropBuffer,
+            reporting: instrumentation
+        ) {
             $0.unregister(subscriber, from: route, of: M.self)
         }
         instrumentation?.subscriptionStarted(M.self)
@@ -148,7 +158,9 @@ extension Switchboard {
         guard let replayed, subscriber._accepts?(replayed) != false else { return }
         if let _replayProbe { _replayProbe(DeliveryScope.isDelivering(self)) }
         // A replayed mail was posted long ago: its context is not kept.
-        if let contexts = subscriber._contexts {
+        if let dropBuffer = subscriber._dropBuffer {
+            _ = dropBuffer.offer(replayed)
+        } else if let contexts = subscriber._contexts {
             _ = contexts.offer(.none) { subscriber._continuation.yield(replayed) }
         } else {
             subscriber._continuation.yield(replayed)
@@ -168,12 +180,15 @@ extension Switchboard {
         _ continuation: AsyncStream<Element>.Continuation,
         of type: M.Type,
         endSignal: EndSignal?,
+        dropBuffer: DropBuffer<Element>? = nil,
         reporting instrumentation: (any MailroomInstrumentation)?,
         remove: @escaping @Sendable (Switchboard) -> Void
     ) {
-        continuation.onTermination = { [weak self] _ in
+        continuation.onTermination = { [weak self] termination in
             continuation.finish()
             endSignal?.end(.finished)  // a no-op after an overflow, which ended it first
+            // Ended from outside, the consumer drains what is buffered; gone, it is released.
+            if case .cancelled = termination { dropBuffer?.cancel() } else { dropBuffer?.finish() }
             if let self { remove(self) }
             instrumentation?.subscriptionEnded(M.self)
         }

@@ -25,7 +25,7 @@ extension BoundedStream {
     /// not started yet misses everything posted before it starts.
     ///
     /// ```swift
-    /// let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(room), backlogLimit: 4_096)
+    /// let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(room), backlog: .ending(past: 4_096))
     /// let end = await inbox.serve { line in
     ///     try await socket.send(line.text)
     /// } receiving: {

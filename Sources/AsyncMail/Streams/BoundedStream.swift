@@ -5,8 +5,8 @@
 /// network connection: one client that stops reading can hold at most `backlogLimit` mails, then
 /// its subscription is removed, where an `.unbounded` `AsyncStream` would grow without limit and a
 /// `.bufferingNewest` one would lose mail silently. Make one with
-/// ``Mailroom/subscribe(to:from:backlogLimit:startingWithLatest:where:)`` or
-/// ``Mailroom/subscribe(to:fromAny:backlogLimit:startingWithLatest:where:)``.
+/// ``Mailroom/subscribe(to:from:backlog:startingWithLatest:where:)`` or
+/// ``Mailroom/subscribe(to:fromAny:backlog:startingWithLatest:where:)``.
 ///
 /// - Ordering: mail arrives in the order every subscription that hears the same posts shares
 ///   (see ``Mailroom/post(_:from:)``).
@@ -20,7 +20,7 @@
 /// - One consumer: iterate it once, from one task, like `AsyncStream`.
 ///
 /// ```swift
-/// let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlogLimit: 256)
+/// let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(RoomID("lobby")), backlog: .ending(past: 256))
 /// do {
 ///     for try await line in inbox { print(line.text) }
 /// } catch {
@@ -110,7 +110,7 @@ extension BoundedStream {
     /// itself, once: they share one buffer.
     ///
     /// ```swift
-    /// let inbox = await mailroom.subscribe(to: ChatLine.self, backlogLimit: 256)
+    /// let inbox = await mailroom.subscribe(to: ChatLine.self, backlog: .ending(past: 256))
     /// for try await delivery in inbox.withContexts {
     ///     print(delivery.mail.text, delivery.context.value as Any)
     /// }

@@ -62,9 +62,9 @@ public struct Observation: Sendable, Hashable {
     /// cancelled: this stays `false`. Use ``waitUntilEnded()`` to learn that it has ended.
     public var isCancelled: Bool { control.cancelled.load(ordering: .sequentiallyConsistent) }
 
-    /// Whether a post ended the observation because its handler was `backlogLimit` mails behind.
+    /// Whether a post ended the observation because its handler was its backlog's limit behind.
     ///
-    /// Only an observation made with a `backlogLimit:` can end this way; the post that ended it
+    /// Only an observation made with `backlog: .ending(past:)` can end this way; the post that ended it
     /// counted it in ``Receipt/ended``. Mail still buffered then is discarded, and no handler
     /// call starts after that post.
     public var exceededBacklogLimit: Bool { control.endSignal?.isExceeded ?? false }
@@ -115,14 +115,30 @@ public struct Observation: Sendable, Hashable {
         afterTakingMail: (@Sendable () -> Void)? = nil,
         handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
     ) -> Observation {
+        start(
+            ObservationFeed(subscription, endSignal: endSignal),
+            progress: progress,
+            owner: owner,
+            afterTakingMail: afterTakingMail,
+            handler: handler
+        )
+    }
+
+    /// Starts the loop that feeds `feed`'s elements to `handler` while `owner` is alive.
+    static func start<Element: Sendable, Owner: AnyObject & Sendable>(
+        _ feed: ObservationFeed<Element>,
+        progress: ObservationProgress,
+        owner: Owner,
+        afterTakingMail: (@Sendable () -> Void)? = nil,
+        handler: @escaping @isolated(any) @Sendable (Owner, Element) async -> Void
+    ) -> Observation {
         let control = Control(
-            subscription: subscription._continuation,
-            endSignal: endSignal,
+            subscription: feed.subscription,
+            endSignal: feed.endSignal,
             progress: progress,
             afterTakingMail: afterTakingMail
         )
-        let stream = subscription._stream
-        let contexts = subscription._contexts
+        let (stream, contexts, weight, holding) = (feed.elements, feed.contexts, feed.weight, feed.holding)
         let task = Task { [weak owner] in
             for await element in stream {
                 let context = contexts?.pop()
@@ -140,11 +156,12 @@ public struct Observation: Sendable, Hashable {
                     called = await call(handler, with: owner, element, on: handler.isolation, unless: control)
                 }
                 guard called else { break }
-                control.progress.handledOne()
+                control.progress.handled(weight?(element) ?? 1)
             }
             // End the subscription now, not whenever the runtime releases this closure (which
             // holds the stream); after a cancel() or close() it has already ended.
             control.subscription.finish()
+            _ = holding  // held until here
             control.progress.end()
         }
         return Observation(task: task, control: control)

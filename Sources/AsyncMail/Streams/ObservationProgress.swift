@@ -28,11 +28,12 @@ final class ObservationProgress: Sendable {
         }
     }
 
-    /// The loop finished with one mail: handled it, or skipped it because the observation is ending.
-    func handledOne() {
+    /// The loop finished with `mails` accepted mails: handled one, skipped it because the
+    /// observation is ending, or was told that many were lost.
+    func handled(_ mails: Int) {
         let ready = state.withLock {
             state -> [CheckedContinuation<Void, Never>] in
-            state.handled += 1
+            state.handled += mails
             return Self.takeReady(&state)
         }
         for continuation in ready { continuation.resume() }

@@ -4,8 +4,10 @@
 /// so `delivered + dropped + ended` is the number of matching subscriptions (``matched``):
 /// - `delivered`: the mail was handed to a waiting consumer or buffered for it.
 /// - `dropped`: the subscription's bounded buffer was full, so a mail was lost. With
-///   `.bufferingOldest(n)` the lost mail is this one; with `.bufferingNewest(n)` this
-///   mail was buffered and the oldest buffered mail was evicted to make room.
+///   `.bufferingOldest(n)` or `.droppingNewest(past: n)` the lost mail is this one; with
+///   `.bufferingNewest(n)` or `.droppingOldest(past: n)` this mail was buffered and the oldest
+///   buffered mail was evicted to make room. A dropping backlog (a ``DroppingStream``) also
+///   tells its consumer, in order, with the same count.
 /// - `ended`: the subscription had a backlog limit (a ``BoundedStream``) and its buffer was
 ///   full, so instead of losing mail it ended, and it was removed before the post returned.
 ///

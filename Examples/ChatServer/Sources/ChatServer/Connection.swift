@@ -15,7 +15,7 @@ func serveConnection(
     mailroom: Mailroom,
     slowLimit: Int
 ) async throws {
-    let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(room), backlogLimit: slowLimit)
+    let inbox = await mailroom.subscribe(to: ChatLine.self, from: .only(room), backlog: .ending(past: slowLimit))
     // Each frame starts a trace; the mailroom runs each write inside the trace of its line, here
     // or, through the relay, on another instance.
     let end = await inbox.serve { line in
@@ -70,7 +70,12 @@ private func resume(
     slowLimit: Int
 ) async throws -> (Resumption<BoundedStream<Positioned<ChatLine>>>, reset: ResetFrame?) {
     func subscribe(after position: MailPosition?) async throws -> Resumption<BoundedStream<Positioned<ChatLine>>> {
-        try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: slowLimit)
+        try await mailroom.subscribe(
+            to: ChatLine.self,
+            from: .only(room),
+            after: position,
+            backlog: .ending(past: slowLimit)
+        )
     }
     guard !text.isEmpty else { return (try await subscribe(after: nil), nil) }  // `?after=`: live, no reset
     do {

@@ -67,7 +67,7 @@ extension RelayTests {
         let observation = await there.observe(ChatLine.self, owner: traces) { traces, _ in
             await traces.record(ServiceContext.current?.inMemorySpanContext?.traceID)
         }
-        let inbox = await there.subscribe(to: ChatLine.self, backlogLimit: 16)
+        let inbox = await there.subscribe(to: ChatLine.self, backlog: .ending(past: 16))
         let sent = await withSpan("send line") { span in
             await here.post(ChatLine(text: "traced"), from: RoomID(name: "lobby"))
             return span.context.inMemorySpanContext

@@ -27,7 +27,7 @@ func resumeWithHelper(
     mailroom: Mailroom
 ) async throws -> (Resumed, reset: Bool) {
     func subscribe(after position: MailPosition?) async throws -> Resumed {
-        try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: 8)
+        try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlog: .ending(past: 8))
     }
     guard !text.isEmpty else { return (try await subscribe(after: nil), false) }
     do {
@@ -42,14 +42,19 @@ func resumeWithHelper(
 /// The same without a helper, and a catch that inspects the code after a cast.
 func resumeDirectly(in room: RoomID, after text: Substring, mailroom: Mailroom) async throws -> Resumed {
     guard !text.isEmpty else {
-        return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: 8)
+        return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlog: .ending(past: 8))
     }
     do {
         let position = try MailPosition(parsing: text)
-        return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: 8)
+        return try await mailroom.subscribe(
+            to: ChatLine.self,
+            from: .only(room),
+            after: position,
+            backlog: .ending(past: 8)
+        )
     } catch {
         guard (error as? PositionError)?.code == .malformed else { throw error }
-        return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: 8)
+        return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlog: .ending(past: 8))
     }
 }
 
@@ -57,10 +62,20 @@ func resumeDirectly(in room: RoomID, after text: Substring, mailroom: Mailroom) 
 func resumeTyped(in room: RoomID, after text: String, mailroom: Mailroom) async throws(Reset) -> Resumed {
     do {
         if text.isEmpty {
-            return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: nil, backlogLimit: 8)
+            return try await mailroom.subscribe(
+                to: ChatLine.self,
+                from: .only(room),
+                after: nil,
+                backlog: .ending(past: 8)
+            )
         }
         let position = try MailPosition(parsing: text)
-        return try await mailroom.subscribe(to: ChatLine.self, from: .only(room), after: position, backlogLimit: 8)
+        return try await mailroom.subscribe(
+            to: ChatLine.self,
+            from: .only(room),
+            after: position,
+            backlog: .ending(past: 8)
+        )
     } catch let error as PositionError {
         switch error.code {
         case .malformed, .otherMailType, .otherRoom, .notYetPosted: throw Reset(reason: error.reason)
