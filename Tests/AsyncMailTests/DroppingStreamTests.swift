@@ -146,6 +146,39 @@ struct DroppingStreamTests {
         #expect(summary(owner.recorded) == [1, -2, 4])
     }
 
+    @Test("serving a connection: a stuck client's losses reach it in order once it reads; its leaving ends it all")
+    func serveTellsAndEnds() async throws {
+        let mailroom = Mailroom()
+        let room = RoomID("lobby")
+        let inbox = await mailroom.subscribe(to: Ping.self, from: .only(room), backlog: .droppingOldest(past: 2))
+        let (written, socket) = AsyncStream.makeStream(of: [Int].self)
+        let (clientReads, letRead) = AsyncStream.makeStream(of: Void.self)
+        let (clientSays, client) = AsyncStream.makeStream(of: Int.self)
+        let connection = Task {
+            await inbox.serve { delivery in
+                var reads = clientReads.makeAsyncIterator()
+                _ = await reads.next()  // the client reads one frame at a time, when the test says
+                socket.yield(summary([delivery]))
+            } receiving: {
+                for await id in clientSays { await mailroom.post(Ping(id: id), from: room) }
+            }
+        }
+        for id in 1...6 { client.yield(id) }  // its own lines, posted faster than it reads them
+        var frames: [Int] = []
+        var reading = written.makeAsyncIterator()
+        while frames.reduce(0, { $0 + ($1 < 0 ? -$1 : 1) }) < 6 {
+            letRead.yield()
+            guard let frame = await reading.next() else { break }
+            frames += frame
+        }
+        #expect(frames.suffix(2) == [5, 6], "the newest two are never evicted")
+        #expect(frames.filter { $0 > 0 }.count + frames.filter { $0 < 0 }.reduce(0, { $0 - $1 }) == 6)
+        client.finish()  // the client leaves
+        let end = try await withTimeout { await connection.value }
+        #expect(end.code == .inboundEnded)
+        #expect(await mailroom.subscriberCount(Ping.self) == 0)
+    }
+
     @Test(
         "every count exact: received + told lost = posted, and the receipts agree, whatever the consumer's pace",
         arguments: [0, 1, 3, 16]

@@ -3,7 +3,8 @@
     python3 Tests/chat_test.py PATH_TO_CHATSERVER [SCENARIO ...]
 
 Every scenario starts its own server on a free port, bounds every wait with a timeout that
-fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, sigterm, resume
+fails loudly, and stops the server afterwards. Scenarios: rooms, churn, slow, slow-drop (a client
+that asked to keep up is told what it lost), sigterm, resume
 (positions and history with ?after=), memory (40,000 connections opened and closed while the
 server's memory is read), relay (two instances sharing rooms through PostgreSQL),
 hostile (hostile rows and notifications under two instances), observability (metrics scraped
@@ -230,6 +231,46 @@ async def slow(server):
     await poster.close()
     stalled.transport.abort()
     print(f"slow: stalled client evicted; reading client heard all {heard}; RSS growth {growth_mb:.1f} MB")
+
+
+async def slow_drop(server):
+    """A client that asked to keep up (?slow=drop) and stops reading keeps its subscription, and
+    is told what it lost, in order: lines received plus lines lost are the lines posted."""
+    room = server.url("keepup")
+    stalled = await connect(room + "?slow=drop", max_queue=1, max_size=None)  # reads nothing for now
+    poster = await connect(room, max_size=None)
+    await server.wait_for_subscribers(2, timeout=30)
+    payload = "x" * 1_000
+    posts, burst = 20_000, 1_000
+    for start in range(0, posts, burst):
+        for number in range(start, start + burst):
+            await poster.send(f"{number:08d}{payload}")
+        for number in range(start, start + burst):
+            line = await asyncio.wait_for(poster.recv(), timeout=30)
+            assert line.startswith(f"{number:08d}"), "the reading client lost or reordered a line"
+    await poster.send("end")
+    assert await asyncio.wait_for(poster.recv(), timeout=30) == "end"
+    stats = await asyncio.to_thread(server.stats)
+    assert stats["subscribers"] == 2, f"the client that asked to keep up was ended: {stats}"
+    received, lost, previous = 0, 0, -1
+    while True:
+        frame = json.loads(await asyncio.wait_for(stalled.recv(), timeout=30))
+        if "lost" in frame:
+            assert frame["lost"] > 0, f"an empty loss: {frame}"
+            lost += frame["lost"]
+            continue
+        if frame["text"] == "end":
+            break
+        number = int(frame["text"][:8])
+        assert number > previous, f"line {number} after line {previous}"
+        assert number == received + lost, f"line {number} where {received + lost} lines were accounted for"
+        previous = number
+        received += 1
+    assert received + lost == posts, f"{received} lines received + {lost} lost != {posts} posted"
+    assert lost > 0, f"nothing was dropped: the client's socket took all {posts} lines"
+    await poster.close()
+    await stalled.close()
+    print(f"slow-drop: {received} lines received + {lost} told lost = {posts} posted, in order")
 
 
 async def sigterm(server):
@@ -777,6 +818,7 @@ SCENARIOS = {
     "rooms": (rooms, {}),
     "churn": (churn, {}),
     "slow": (slow, {}),
+    "slow-drop": (slow_drop, {"SLOW_LIMIT": 100}),
     # The stalled client is still there (no eviction), and only the mailroom's close can end it.
     "sigterm": (sigterm, {"SLOW_LIMIT": 1_000_000, "SHUTDOWN_LIMIT": 120}),
     "resume": (resume, {"CHAT_HISTORY": 10}),

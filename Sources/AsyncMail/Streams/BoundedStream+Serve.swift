@@ -36,47 +36,33 @@ extension BoundedStream {
         delivering deliver: @escaping @Sendable (Element) async throws -> Void,
         receiving receive: @escaping @Sendable () async throws -> Void
     ) async -> ConnectionEnd {
-        let first = await withTaskGroup(of: ConnectionEnd.self) { group in
-            // Out of band, so that an overflow ends the connection even while `deliver` is
-            // blocked on a client that stopped reading, and the outbound loop never sees it.
-            group.addTask {
-                switch await endSignal.ended() {
-                case .backlogLimitExceeded:
-                    ConnectionEnd(.backlogLimitExceeded, error: BacklogLimitExceeded(limit: backlogLimit))
-                case .finished: ConnectionEnd(.subscriptionEnded)
-                }
+        // The watcher is out of band, so that an overflow ends the connection even while
+        // `deliver` is blocked on a client that stopped reading, and the outbound loop never sees it.
+        let watcher: @Sendable () async -> ConnectionEnd = {
+            switch await endSignal.ended() {
+            case .backlogLimitExceeded:
+                ConnectionEnd(.backlogLimitExceeded, error: BacklogLimitExceeded(limit: backlogLimit))
+            case .finished: ConnectionEnd(.subscriptionEnded)
             }
-            group.addTask {
-                do {
-                    if let contexts {
-                        for try await delivery in withContexts {
-                            try await Self.deliver(delivery, with: deliver, inside: contexts.instrumentation)
-                        }
-                    } else {
-                        for try await mail in self { try await deliver(mail) }
-                    }
-                    return ConnectionEnd(.subscriptionEnded)
-                } catch let error as BacklogLimitExceeded {
-                    return ConnectionEnd(.backlogLimitExceeded, error: error)
-                } catch {
-                    return ConnectionEnd(.failed, error: error)
-                }
-            }
-            group.addTask {
-                do {
-                    try await receive()
-                    return ConnectionEnd(.inboundEnded)
-                } catch {
-                    return ConnectionEnd(.failed, error: error)
-                }
-            }
-            let first = await group.next() ?? ConnectionEnd(.cancelled)
-            // Ends the subscription (which also wakes the watcher above), then the other work.
-            continuation.finish()
-            group.cancelAll()
-            return first
         }
-        return Task.isCancelled ? ConnectionEnd(.cancelled) : first
+        let outbound: @Sendable () async -> ConnectionEnd = {
+            do {
+                if let contexts {
+                    for try await delivery in withContexts {
+                        try await Self.deliver(delivery, with: deliver, inside: contexts.instrumentation)
+                    }
+                } else {
+                    for try await mail in self { try await deliver(mail) }
+                }
+                return ConnectionEnd(.subscriptionEnded)
+            } catch let error as BacklogLimitExceeded {
+                return ConnectionEnd(.backlogLimitExceeded, error: error)
+            } catch {
+                return ConnectionEnd(.failed, error: error)
+            }
+        }
+        // Ending the subscription also wakes the watcher.
+        return await ConnectionEnd.first(of: [watcher, outbound], receiving: receive, thenFinish: continuation)
     }
 
     /// One delivery inside the context its mail was posted in; the error, if any, is rethrown

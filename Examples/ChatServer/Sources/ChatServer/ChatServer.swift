@@ -129,10 +129,13 @@ struct ChatServer {
                 let uri = URI(request.path ?? "")
                 guard let room = Self.room(in: uri.path) else { return .dontUpgrade }  // the router answers
                 let after = uri.queryParameters["after"].map { Substring($0) }
+                // `?slow=drop`: kept and told what it lost when slow; anything else, ended.
+                let dropsWhenSlow = uri.queryParameters["slow"] == "drop"
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await serve(
                         in: room,
                         after: after,
+                        dropsWhenSlow: dropsWhenSlow,
                         inbound: inbound,
                         outbound: outbound,
                         channel: channel,
@@ -158,10 +161,12 @@ struct ChatServer {
     }
 
     /// Serves one WebSocket connection in `room`: with positions when it asked for them
-    /// (`?after=`), plain text otherwise; in the room's presence while connected.
+    /// (`?after=`), dropping and telling its losses when it asked to keep up (`?slow=drop`,
+    /// without `?after=`), plain text otherwise; in the room's presence while connected.
     static func serve(
         in room: RoomID,
         after: Substring?,
+        dropsWhenSlow: Bool,
         inbound: WebSocketInboundStream,
         outbound: WebSocketOutboundWriter,
         channel: any Channel,
@@ -183,6 +188,15 @@ struct ChatServer {
             try await serveResumingConnection(
                 in: room,
                 after: after,
+                inbound: inbound,
+                outbound: outbound,
+                channel: channel,
+                mailroom: mailroom,
+                slowLimit: slowLimit
+            )
+        } else if dropsWhenSlow {
+            try await serveDroppingConnection(
+                in: room,
                 inbound: inbound,
                 outbound: outbound,
                 channel: channel,

@@ -28,6 +28,34 @@ func serveConnection(
     try await finish(end, channel: channel, outbound: outbound)
 }
 
+/// Serves a connection that asked to keep up rather than be ended when slow (`?slow=drop`):
+/// past `slowLimit` lines behind, its oldest lines are dropped, and it is sent `{"lost": N}` in
+/// order, where they stood, before the next line. Every frame is JSON: `{"text": …}` for a line.
+/// Lines received plus lines lost are every line posted to the room while it was connected.
+func serveDroppingConnection(
+    in room: RoomID,
+    inbound: WebSocketInboundStream,
+    outbound: WebSocketOutboundWriter,
+    channel: any Channel,
+    mailroom: Mailroom,
+    slowLimit: Int
+) async throws {
+    let inbox = await mailroom.subscribe(
+        to: ChatLine.self,
+        from: .only(room),
+        backlog: .droppingOldest(past: slowLimit)
+    )
+    let end = await inbox.serve { delivery in
+        switch delivery {
+        case .mail(let line): try await outbound.write(.text(TextFrame(text: line.text).json))
+        case .lost(let loss): try await outbound.write(.text(LostFrame(lost: loss.count).json))
+        }
+    } receiving: {
+        try await receive(inbound, in: room, mailroom: mailroom)
+    }
+    try await finish(end, channel: channel, outbound: outbound)
+}
+
 /// Serves a connection that asked for positions (`?after=POSITION`, `?after=` to start live, or
 /// `?after=oldest` for every line the room keeps): first `{"start": POSITION}`, the position its
 /// lines follow (so a client that hears nothing still has one to come back with), then the lines
@@ -130,6 +158,16 @@ struct StartFrame: Encodable {
 struct PositionedFrame: Encodable {
     let position: String
     let text: String
+}
+
+/// A line, as a connection with `?slow=drop` receives it.
+struct TextFrame: Encodable {
+    let text: String
+}
+
+/// What a connection with `?slow=drop` is sent where lines were dropped: how many.
+struct LostFrame: Encodable {
+    let lost: Int
 }
 
 /// The one frame a connection gets when its position cannot be resumed from.
