@@ -140,4 +140,38 @@ struct DropBufferMachineTests {
             return
         }
     }
+
+    @Test("a loss told from outside stands before the next mail, merged by code, and wakes a waiting consumer")
+    func toldLosses() {
+        var machine = Machine(limit: 2, policy: .dropOldest)
+        let missed = MailLoss(code: .missed, count: 2)
+        #expect(machine.tell(missed) == nil)
+        #expect(machine.tell(MailLoss(code: .missed, count: 1)) == nil, "merged with the one before")
+        _ = offerAll(1...1, to: &machine)
+        var told: [MailLoss] = []
+        while case .take(let delivery) = machine.next(waiter: nil) { if let loss = delivery.loss { told.append(loss) } }
+        #expect(told == [MailLoss(code: .missed, count: 3)])
+        guard case .suspended = machine.next(waiter: "consumer") else {
+            Issue.record("it waits")
+            return
+        }
+        #expect(machine.tell(missed) == "consumer", "resumed with the loss at once")
+        #expect(machine.tell(MailLoss(code: .missed, count: 0)) == nil, "an empty loss is nothing")
+    }
+
+    @Test("dropping the oldest past a told loss: the loss moves to the front with the evicted mail's, each of its code")
+    func evictionPastAToldLoss() {
+        var machine = Machine(limit: 2, policy: .dropOldest)
+        _ = offerAll(1...1, to: &machine)
+        _ = machine.tell(MailLoss(code: .missed, count: 4))
+        _ = offerAll(2...5, to: &machine)  // 1, the loss, 2 and 3 make way for 4 and 5
+        var taken: [String] = []
+        while case .take(let delivery) = machine.next(waiter: nil) {
+            switch delivery {
+            case .mail(let mail): taken.append("\(mail)")
+            case .lost(let loss): taken.append("\(loss.code) \(loss.count)")
+            }
+        }
+        #expect(taken == ["dropped 3", "missed 4", "4", "5"])
+    }
 }

@@ -221,4 +221,35 @@ struct RelayedPositionTests {
         let unshared = try await other.subscribe(to: Ping.self, from: .only(room), after: beginning)
         #expect(unshared.gap == HistoryGap(code: .otherEpoch, missed: nil))
     }
+
+    @Test("a hole in the table's numbers is told, in order, to a room's subscriptions that drop and tell")
+    func holesAreToldInOrder() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        mailroom._route(Ping.self, through: { _ in true })
+        let plain = await mailroom.subscribe(to: Ping.self, from: .only(room), backlog: .droppingOldest(past: 10))
+        let everyRoom = await mailroom.subscribe(to: Ping.self, backlog: .droppingNewest(past: 10))
+        let anyRoom = await mailroom.subscribe(to: Ping.self, fromAny: RoomID.self, backlog: .droppingOldest(past: 10))
+        let positioned = try await mailroom.subscribe(
+            to: Ping.self,
+            from: .only(room),
+            after: nil,
+            backlog: .droppingOldest(past: 10)
+        )
+        // The room had no mail here: the table's first row for it is number 3, so 1 and 2 never came.
+        mailroom._postPositioned(contentsOf: pings(3...3), from: room, epoch: tableEpoch, first: 3, live: true)
+        mailroom._postPositioned(contentsOf: pings(4...4), from: room, epoch: tableEpoch, first: 4, live: true)
+        // Rows 5 to 7 deleted before they were read.
+        mailroom._postPositioned(contentsOf: pings(8...8), from: room, epoch: tableEpoch, first: 8, live: true)
+        let missed = { (count: Int) in MailLoss(code: .missed, count: count) }
+        #expect(try await plain.first(5).map { $0.mail?.id ?? -($0.loss?.count ?? 0) } == [-2, 3, 4, -3, 8])
+        #expect(try await everyRoom.first(5).compactMap(\.loss) == [missed(2), missed(3)])
+        #expect(try await anyRoom.first(5).compactMap(\.loss) == [missed(2), missed(3)])
+        let heard = try await positioned.mail.first(5)
+        #expect(heard.compactMap(\.loss) == [missed(2), missed(3)])
+        #expect(heard.compactMap(\.mail?.position.sequence) == [3, 4, 8])
+        // A row read twice is no hole.
+        mailroom._postPositioned(contentsOf: pings(8...9), from: room, epoch: tableEpoch, first: 8, live: true)
+        #expect(try await plain.first(1).map(\.mail?.id) == [9])
+    }
 }

@@ -45,6 +45,12 @@ final class DropBuffer<Element: Sendable>: Sendable {
         }
     }
 
+    /// Tells the consumer, in order, that mail was lost before the next mail offered.
+    @usableFromInline
+    func tell(_ loss: MailLoss) {
+        _machine.withLock { $0.tell(loss) }?.resume(returning: .lost(loss))
+    }
+
     /// Puts a resuming subscription's kept mail ahead of everything, apart from the limit.
     func setReplay(_ kept: [Element]) {
         _machine.withLock { $0.setReplay(kept) }

@@ -4,11 +4,11 @@
 /// continuation; the tests use a plain value.
 ///
 /// What the consumer is handed, in order: the replay (a resuming subscription's kept mail, which
-/// no limit drops), the loss at the front (mail the `.dropOldest` policy evicted), the entries
-/// (mails, and losses the `.dropNewest` policy recorded between them), then the loss at the back
-/// (mail `.dropNewest` refused since the last entry). A loss is recorded where it happened and
-/// merged with one already there, so there is never more than one loss between two mails, and
-/// the buffer holds at most `limit` mails and `limit + 1` losses.
+/// no limit drops), the losses at the front (mail the `.dropOldest` policy evicted, and losses
+/// that stood between evicted mails), the entries (mails, and losses recorded between them), then
+/// the losses at the back (mail `.dropNewest` refused, and losses told, since the last entry). A
+/// loss is recorded where it happened and merged with one of its code already there, so between
+/// two mails there is at most one loss of each code, and the buffer holds at most `limit` mails.
 @usableFromInline
 struct DropBufferMachine<Element: Sendable, Waiter: Sendable> {
     /// Which mail a full buffer gives up.
@@ -50,11 +50,13 @@ struct DropBufferMachine<Element: Sendable, Waiter: Sendable> {
     @usableFromInline let policy: Policy
     private var replay: [Element] = []
     private var replayIndex = 0
-    private var frontLoss = 0
+    /// Losses before the first entry, merged by code, in the order they are told.
+    private var frontLosses: [MailLoss] = []
     private var entries = Ring<Delivery<Element>>()
     /// The mails among `entries`: what the limit counts.
     private var mails = 0
-    private var backLoss = 0
+    /// Losses after the last entry, merged by code, in the order they are told.
+    private var backLosses: [MailLoss] = []
     private var waiter: Waiter?
     private var isFinished = false
 
@@ -91,27 +93,51 @@ struct DropBufferMachine<Element: Sendable, Waiter: Sendable> {
         }
         switch policy {
         case .dropOldest where mails > 0:
-            // Entries hold only mails under this policy: its losses are all at the front.
-            let oldest = entries.removeFirst()
-            mails -= 1
-            frontLoss += 1
-            append(element)
-            guard case .mail(let evicted) = oldest else { preconditionFailure("a loss among .dropOldest's entries") }
-            return .dropped(evicted)
+            // The losses before the oldest mail stand next to its own once it is gone.
+            while true {
+                switch entries.removeFirst() {
+                case .lost(let loss):
+                    Self.merge(loss, into: &frontLosses)
+                case .mail(let evicted):
+                    mails -= 1
+                    Self.merge(MailLoss(code: .dropped, count: 1), into: &frontLosses)
+                    append(element)
+                    return .dropped(evicted)
+                }
+            }
         case .dropOldest, .dropNewest:
             // A limit of zero drops the new mail whichever the policy: there is no oldest.
-            backLoss += 1
+            Self.merge(MailLoss(code: .dropped, count: 1), into: &backLosses)
             return .dropped(element)
         }
     }
 
-    private mutating func append(_ element: Element) {
-        if backLoss > 0 {
-            entries.append(.lost(MailLoss(code: .dropped, count: backLoss)))
-            backLoss = 0
+    /// Mail was lost before the next mail offered, and not here (a relay's room missed it): told
+    /// in order, at once to a waiting consumer. Returns the waiting consumer, to resume with it.
+    @usableFromInline
+    mutating func tell(_ loss: MailLoss) -> Waiter? {
+        guard !isFinished, loss.count > 0 else { return nil }
+        if let waiting = waiter {
+            waiter = nil
+            return waiting
         }
+        Self.merge(loss, into: &backLosses)
+        return nil
+    }
+
+    private mutating func append(_ element: Element) {
+        for loss in backLosses { entries.append(.lost(loss)) }
+        backLosses = []
         entries.append(.mail(element))
         mails += 1
+    }
+
+    private static func merge(_ loss: MailLoss, into losses: inout [MailLoss]) {
+        if let index = losses.firstIndex(where: { $0.code == loss.code }) {
+            losses[index] = MailLoss(code: loss.code, count: losses[index].count + loss.count)
+        } else {
+            losses.append(loss)
+        }
     }
 
     /// The consumer asks for the next element; `waiter` is its continuation, on the second call
@@ -124,18 +150,16 @@ struct DropBufferMachine<Element: Sendable, Waiter: Sendable> {
             if replayIndex == replay.count { (replay, replayIndex) = ([], 0) }
             return .take(.mail(kept))
         }
-        if frontLoss > 0 {
-            defer { frontLoss = 0 }
-            return .take(.lost(MailLoss(code: .dropped, count: frontLoss)))
+        if !frontLosses.isEmpty {
+            return .take(.lost(frontLosses.removeFirst()))
         }
         if entries.count > 0 {
             let entry = entries.removeFirst()
             if case .mail = entry { mails -= 1 }
             return .take(entry)
         }
-        if backLoss > 0 {
-            defer { backLoss = 0 }
-            return .take(.lost(MailLoss(code: .dropped, count: backLoss)))
+        if !backLosses.isEmpty {
+            return .take(.lost(backLosses.removeFirst()))
         }
         if isFinished { return .end }
         guard let newWaiter else { return .suspend }
@@ -161,8 +185,8 @@ struct DropBufferMachine<Element: Sendable, Waiter: Sendable> {
         isFinished = true
         defer {
             waiter = nil
-            frontLoss = 0
-            backLoss = 0
+            frontLosses = []
+            backLosses = []
             mails = 0
             replay = []
             replayIndex = 0

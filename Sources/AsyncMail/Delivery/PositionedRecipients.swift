@@ -51,6 +51,17 @@ struct PositionedRecipients<M: Mail> {
                 into: &receipt
             )
         }
-        for delivery in _bySenderType ?? [] { delivery._deliver(mail, position, context, &receipt) }
+        for delivery in _bySenderType ?? [] { delivery._deliver(.mail(mail), position, context, &receipt) }
+    }
+
+    /// Tells every subscription with positions this post reaches that drops and tells that mail
+    /// was lost before this post's (see ``Recipients/tell(_:from:)``).
+    @inlinable
+    func tell(_ loss: MailLoss) {
+        for subscriber in _room ?? [] { subscriber.tell(loss) }
+        for subscriber in _everyone ?? [] { subscriber.tell(loss) }
+        var uncounted = Receipt()
+        let unused = MailPosition(epoch: 0, stream: 0, room: 0, sequence: 0)
+        for delivery in _bySenderType ?? [] { delivery._deliver(.lost(loss), unused, nil, &uncounted) }
     }
 }

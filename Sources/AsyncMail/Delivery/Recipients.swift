@@ -83,10 +83,28 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
                 if let subscribers = recipients._ownType {
                     Self.yield(Envelope(mail: mail, sender: sender), to: subscribers, context: context, into: &receipt)
                 }
-                for envelopes in recipients._cast { envelopes._deliver(mail, context, &receipt) }
+                for envelopes in recipients._cast { envelopes._deliver(.mail(mail), context, &receipt) }
             }
         }
         return receipt
+    }
+
+    /// Tells every subscription this post reaches that drops and tells (see ``DropBuffer``) that
+    /// mail was lost before this post's: a hole in a relay's numbers for the room. Taps are not
+    /// told: they hear what this mailroom delivers, not a room's numbers.
+    @inlinable
+    func tell(_ loss: MailLoss, from sender: S?) {
+        for subscriber in _everyone ?? [] { subscriber.tell(loss) }
+        for subscriber in _pinned ?? [] { subscriber.tell(loss) }
+        guard sender != nil, let _bySenderType else { return }
+        var uncounted = Receipt()
+        switch _bySenderType {
+        case .ownType(let subscribers):
+            for subscriber in subscribers { subscriber.tell(loss) }
+        case .withCasts(let recipients):
+            for subscriber in recipients._ownType ?? [] { subscriber.tell(loss) }
+            for envelopes in recipients._cast { envelopes._deliver(.lost(loss), nil, &uncounted) }
+        }
     }
 
     /// Yields one mail of a post to the taps, uncounted; called holding their lane.

@@ -25,6 +25,13 @@ final class Subscriber<Element: Sendable>: Sendable {
     /// the class can be `Sendable`.
     @usableFromInline let _position = Atomic<Int>(-1)
 
+    /// Tells the subscription's consumer, in order, that mail was lost before the next one; only
+    /// a subscription that drops and tells has a consumer to tell.
+    @inlinable
+    func tell(_ loss: MailLoss) {
+        _dropBuffer?.tell(loss)
+    }
+
     @inlinable
     init(
         continuation: AsyncStream<Element>.Continuation,

@@ -109,6 +109,7 @@ extension Switchboard {
         // What the second look captured: the mail left to deliver (none: nothing of the post is
         // left), its positions and the recipients with positions.
         var kept: [M] = []
+        var hole: UInt64 = 0  // mails of the room that never came, before these (a relay's hole)
         var record = HistoryRecord()
         var positioned = PositionedRecipients<M>()
         let delivered = inPostLanes(of: table, from: sender, key: key) { shard in
@@ -128,7 +129,7 @@ extension Switchboard {
             kept = []  // a look before this one may have set it (no mail's deinit: `mails` holds them)
             if let positions {
                 guard
-                    let skip = table.prepare(
+                    let prepared = table.prepare(
                         key: key,
                         epoch: positions.epoch,
                         first: positions.first,
@@ -136,9 +137,10 @@ extension Switchboard {
                         digest: digest!,
                         in: shard,
                         discarding: &discarded
-                    ), skip < mails.count
+                    ), prepared.skip < mails.count
                 else { return .done(()) }  // nothing of the post is left to deliver
-                kept = Array(mails.dropFirst(skip))
+                hole = prepared.hole
+                kept = Array(mails.dropFirst(prepared.skip))
             } else {
                 kept = mails
             }
@@ -159,6 +161,13 @@ extension Switchboard {
             return .done(())
         } deliver: { recipients -> HistoryDelivery in
             guard !kept.isEmpty, positions?.live != false else { return .delivered(Receipt()) }
+            if hole > 0 {
+                // Told where it is, ahead of the mail after it, to each subscription that drops
+                // and tells; the others learn it as a gap when they resume by position.
+                let loss = MailLoss(code: .missed, count: Int(clamping: hole))
+                recipients.tell(loss, from: sender)
+                positioned.tell(loss)
+            }
             var receipt = Receipt()
             for (offset, mail) in kept.enumerated() {
                 receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)

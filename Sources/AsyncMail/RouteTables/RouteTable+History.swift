@@ -305,8 +305,8 @@ extension RouteTable {
 
     /// Readies the room at `key` for `count` mails whose numbers a relay's table gave (see
     /// ``KeptRoom/prepare(epoch:first:count:)``), made with `digest` if it has no history; call
-    /// holding its shard's lock and the post's lanes. Returns how many to skip (nil: the type
-    /// keeps no history); what it dropped goes to `discarded`.
+    /// holding its shard's lock and the post's lanes. Returns how many to skip and the hole before
+    /// them (nil: the type keeps no history); what it dropped goes to `discarded`.
     @usableFromInline
     func prepare(
         key: SenderKey,
@@ -316,14 +316,14 @@ extension RouteTable {
         digest: UInt32,
         in shard: RouteShard<M>,
         discarding discarded: inout DiscardedMail<M>
-    ) -> Int? {
+    ) -> (skip: Int, hole: UInt64)? {
         guard let kept = shard._kept, _historyLimits != nil else { return nil }
         let made = kept.room(at: key, epoch: epoch, digest: digest)
         discarded.add(made)
         if made._room._room == nil { made._room._room = digest }
-        let prepared = made._room.prepare(epoch: epoch, first: first, count: count)
+        let prepared = made._room.prepare(epoch: epoch, first: first, count: count, unnumbered: _historyEpoch)
         discarded._dropped.add(contentsOf: prepared.dropped)
-        return prepared.skip
+        return (prepared.skip, prepared.hole)
     }
 }
 

@@ -117,9 +117,14 @@ final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sen
     func envelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> EnvelopeDelivery<M> {
         let entries = self._entries
         let maker = Element.self as? any ErasedEnvelope.Type
-        return EnvelopeDelivery { mail, context, receipt in
-            guard let envelope = maker?.init(mail: mail, sender: sender) as? Element else { return }
-            Recipients<M, Never>.yield(envelope, to: entries, context: context, into: &receipt)
+        return EnvelopeDelivery { delivery, context, receipt in
+            switch delivery {
+            case .mail(let mail):
+                guard let envelope = maker?.init(mail: mail, sender: sender) as? Element else { return }
+                Recipients<M, Never>.yield(envelope, to: entries, context: context, into: &receipt)
+            case .lost(let loss):
+                for subscriber in entries { subscriber.tell(loss) }
+            }
         }
     }
 
@@ -133,11 +138,16 @@ final class SubscriberList<Element: Sendable>: AnySubscriberList, @unchecked Sen
     func positionedEnvelopes<M: Mail>(of type: M.Type, from sender: any Sendable) -> PositionedDelivery<M> {
         let entries = self._entries
         let maker = Element.self as? any ErasedPositionedEnvelope.Type
-        return PositionedDelivery { mail, position, context, receipt in
-            guard let positioned = maker?.init(mail: mail, sender: sender, position: position) as? Element else {
-                return
+        return PositionedDelivery { delivery, position, context, receipt in
+            switch delivery {
+            case .mail(let mail):
+                guard let positioned = maker?.init(mail: mail, sender: sender, position: position) as? Element else {
+                    return
+                }
+                Recipients<M, Never>.yield(positioned, to: entries, context: context, into: &receipt)
+            case .lost(let loss):
+                for subscriber in entries { subscriber.tell(loss) }
             }
-            Recipients<M, Never>.yield(positioned, to: entries, context: context, into: &receipt)
         }
     }
 

@@ -5,7 +5,9 @@
 /// ``Backlog/droppingNewest(past:)``). A consumer that falls behind keeps its subscription: it
 /// gets the mails before a loss, then ``Delivery/lost(_:)`` with the exact count, then the mails
 /// after it. What it receives plus what it is told it lost is every mail that matched it while it
-/// was subscribed, and the posts' ``Receipt``s count the same drops in ``Receipt/dropped``.
+/// was subscribed, and the posts' ``Receipt``s count the same drops in ``Receipt/dropped``. Under
+/// a relay that shares the type's positions, mail numbered in the room that never reached this
+/// process is told the same way, where it was missed (``MailLoss/Code/missed``).
 ///
 /// - Ordering: mail arrives in the order every subscription that hears the same posts shares
 ///   (see ``Mailroom/post(_:from:)``); a loss stands where the lost mail would have.

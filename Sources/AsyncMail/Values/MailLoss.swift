@@ -25,6 +25,11 @@ public struct MailLoss: Sendable, Hashable, CustomStringConvertible {
         /// (``Backlog/droppingNewest(past:)``). The posts that dropped them counted each in
         /// ``Receipt/dropped``.
         public static let dropped = Code("dropped")
+        /// Mail numbered in the subscription's room by a relay's shared store that never reached
+        /// this process: deleted by the store's retention before this process read it, or
+        /// rejected as not a relay's (the relay's `RelayEvent`s say which). Told where the hole in
+        /// the room's numbers is, before the next mail read.
+        public static let missed = Code("missed")
 
         public var description: String { name }
     }

@@ -77,4 +77,28 @@ extension ContractTests {
         }
         #expect(try await heard.mail.first(100).map(\.mail.text) == posted, "the first subscription, live")
     }
+
+    @Test(
+        "mail the retention deleted before a running relay read it is told, in order, to a subscriber that drops and tells",
+        arguments: Engine.all
+    )
+    func holeIsTold(engine: Engine) async throws {
+        let place = try engine.makePlace(#function)
+        let settings = Settings(sharedPositions: true)
+        let lobby = RoomID(name: "lobby")
+        let (here, there) = (Mailroom(), Mailroom())
+        for mailroom in [here, there] { await mailroom.retainHistory(ChatLine.self, count: 100) }
+        try await start(engine.makeRelay(here, place, settings))
+        try await start(engine.makeRelay(there, place, settings))
+        let heard = await there.subscribe(to: ChatLine.self, from: .only(lobby), backlog: .droppingOldest(past: 100))
+        await here.post(ChatLine(text: "seen"), from: lobby)
+        #expect(try await heard.first(1).map(\.mail?.text) == ["seen"])
+
+        // Three mails written and deleted while the relay was between two reads.
+        try await engine.loseUnread(place, 3)
+        await here.post(ChatLine(text: "after"), from: lobby)
+        let rest = try await heard.first(2)
+        #expect(rest.first?.loss == MailLoss(code: .missed, count: 3))
+        #expect(rest.last?.mail?.text == "after")
+    }
 }
