@@ -252,4 +252,23 @@ struct RelayedPositionTests {
         mailroom._postPositioned(contentsOf: pings(8...9), from: room, epoch: tableEpoch, first: 8, live: true)
         #expect(try await plain.first(1).map(\.mail?.id) == [9])
     }
+
+    @Test(
+        "a relay that moves a room on past rows it never read tells the hole at once; moving on at its start does not"
+    )
+    func movingOnTellsTheHole() async throws {
+        let mailroom = Mailroom()
+        await mailroom.retainHistory(Ping.self, count: 10)
+        mailroom._route(Ping.self, through: { _ in true })
+        let heard = await mailroom.subscribe(to: Ping.self, from: .only(room), backlog: .droppingOldest(past: 10))
+        // As a relay starts: the room, unnumbered here, moves on to the table's numbers, no loss.
+        mailroom._postPositioned(contentsOf: [Ping](), from: room, epoch: tableEpoch, first: 5, live: true)
+        mailroom._postPositioned(contentsOf: pings(5...5), from: room, epoch: tableEpoch, first: 5, live: true)
+        // Coming back after a disconnect: rows 6 to 9 went with the retention meanwhile.
+        mailroom._postPositioned(contentsOf: [Ping](), from: room, epoch: tableEpoch, first: 10, live: true)
+        let firstTwo = try await heard.first(2)
+        #expect(firstTwo == [.mail(Ping(id: 5)), .lost(MailLoss(code: .missed, count: 4))], "\(firstTwo)")
+        mailroom._postPositioned(contentsOf: pings(10...10), from: room, epoch: tableEpoch, first: 10, live: true)
+        #expect(try await heard.first(1) == [.mail(Ping(id: 10))])
+    }
 }

@@ -137,10 +137,10 @@ extension Switchboard {
                         digest: digest!,
                         in: shard,
                         discarding: &discarded
-                    ), prepared.skip < mails.count
-                else { return .done(()) }  // nothing of the post is left to deliver
+                    ), prepared.skip < mails.count || prepared.hole > 0
+                else { return .done(()) }  // nothing of the post is left to deliver, or to tell
                 hole = prepared.hole
-                kept = Array(mails.dropFirst(prepared.skip))
+                kept = Array(mails.dropFirst(prepared.skip))  // none, for a hole a relay moved past
             } else {
                 kept = mails
             }
@@ -160,7 +160,7 @@ extension Switchboard {
             }
             return .done(())
         } deliver: { recipients -> HistoryDelivery in
-            guard !kept.isEmpty, positions?.live != false else { return .delivered(Receipt()) }
+            guard positions?.live != false else { return .delivered(Receipt()) }
             if hole > 0 {
                 // Told where it is, ahead of the mail after it, to each subscription that drops
                 // and tells; the others learn it as a gap when they resume by position.
@@ -168,6 +168,7 @@ extension Switchboard {
                 recipients.tell(loss, from: sender)
                 positioned.tell(loss)
             }
+            guard !kept.isEmpty else { return .delivered(Receipt()) }
             var receipt = Receipt()
             for (offset, mail) in kept.enumerated() {
                 receipt += recipients.deliverToSubscribers(mail, from: sender, context: context)

@@ -131,27 +131,24 @@ final class KeptRoom<M: Mail>: @unchecked Sendable {
     /// twice), the hole before them (mails numbered that never came: rows deleted or rejected
     /// before this mailroom read them), and what it dropped. Another epoch (the table was made
     /// anew) or a hole drops what is kept, so the kept numbers stay without a hole and a resume
-    /// from before the hole is told exactly how many it missed. A room that had no mail yet, in
-    /// this mailroom's own epoch (`unnumbered`), takes the table's epoch and numbers: its hole is
-    /// every mail before `first`.
+    /// from before the hole is told exactly how many it missed.
+    ///
+    /// A room that never had a number here takes the table's epoch and numbers: with mail, its
+    /// hole is every number before `first`; without (a relay moving the room on as it starts, to
+    /// numbers from before it ran), it has none. A room that had numbers of another epoch has no
+    /// known hole: how much was missed is unknown, and told as a gap on resume.
     @usableFromInline
-    func prepare(
-        epoch: UInt64,
-        first: UInt64,
-        count: Int,
-        unnumbered: UInt64
-    ) -> (skip: Int, hole: UInt64, dropped: [Entry]) {
+    func prepare(epoch: UInt64, first: UInt64, count: Int) -> (skip: Int, hole: UInt64, dropped: [Entry]) {
+        let isFresh = _nextSequence == 1
         if epoch != _epoch {
-            let wasUnnumbered = _epoch == unnumbered && _nextSequence == 1
             _epoch = epoch
             _nextSequence = first
-            // A table made anew: how much was missed is unknown, and told as a gap on resume.
-            return (0, wasUnnumbered ? first - 1 : 0, takeAll())
+            return (0, isFresh && count > 0 ? first - 1 : 0, takeAll())
         }
         if first < _nextSequence { return (Int(clamping: min(_nextSequence - first, UInt64(count))), 0, []) }
         guard first > _nextSequence else { return (0, 0, []) }
         defer { _nextSequence = first }
-        return (0, first - _nextSequence, takeAll())
+        return (0, isFresh && count == 0 ? 0 : first - _nextSequence, takeAll())
     }
 
     /// Keeps `mail`, stamped `stamp`, as the room's latest; returns the one it replaced.

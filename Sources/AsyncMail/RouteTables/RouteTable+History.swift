@@ -321,7 +321,7 @@ extension RouteTable {
         let made = kept.room(at: key, epoch: epoch, digest: digest)
         discarded.add(made)
         if made._room._room == nil { made._room._room = digest }
-        let prepared = made._room.prepare(epoch: epoch, first: first, count: count, unnumbered: _historyEpoch)
+        let prepared = made._room.prepare(epoch: epoch, first: first, count: count)
         discarded._dropped.add(contentsOf: prepared.dropped)
         return (prepared.skip, prepared.hole)
     }
