@@ -101,4 +101,58 @@ extension ContractTests {
         #expect(rest.first?.loss == MailLoss(code: .missed, count: 3))
         #expect(rest.last?.mail?.text == "after")
     }
+
+    @Test(
+        "random bursts: in another process, mails received + losses told + mails not relayed = mails posted",
+        arguments: Engine.all,
+        [false, true]
+    )
+    func burstsAccountExactly(engine: Engine, sharedPositions: Bool) async throws {
+        let place = try engine.makePlace(#function)
+        let lobby = RoomID(name: "lobby")
+        let (here, there) = (Mailroom(), Mailroom())
+        for mailroom in [here, there] { await mailroom.retainHistory(ChatLine.self, count: 100) }
+        let posting = try engine.makeRelay(here, place, Settings(sharedPositions: sharedPositions, queueLimit: 64))
+        try await start(posting)
+        try await start(engine.makeRelay(there, place, Settings(sharedPositions: sharedPositions)))
+        let heard = await there.subscribe(to: ChatLine.self, from: .only(lobby), backlog: .droppingOldest(past: 16))
+        // The listener reads nothing during the first two bursts (its backlog overflows), then
+        // reads with pauses of its own while the rest arrive, and stops at "end".
+        let (reading, startReading) = AsyncStream.makeStream(of: Void.self)
+        let listener = Task { () -> (received: Int, lost: Int) in
+            for await _ in reading { break }
+            var (received, lost, pause) = (0, 0, 0)
+            for await delivery in heard {
+                switch delivery {
+                case .mail(let line):
+                    if line.text == "end" { return (received, lost) }
+                    received += 1
+                case .lost(let loss):
+                    lost += loss.count
+                }
+                pause += 1
+                if pause.isMultiple(of: 5) { await Task.yield() }
+            }
+            return (received, lost)
+        }
+        var random = SeededRandomNumberGenerator(seed: sharedPositions ? 7 : 3)
+        var (posted, notRelayed) = (0, 0)
+        for burst in 0..<5 {
+            if burst == 2 { startReading.yield() }
+            for _ in 0..<Int.random(in: 1...400, using: &random) {
+                here.postSynchronously(ChatLine(text: "\(posted)"), from: lobby)
+                posted += 1
+            }
+            do { try await posting.flush() } catch let error as RelayError where error.code == .notRelayed {
+                notRelayed += error.mails ?? 0
+            }
+        }
+        await here.post(ChatLine(text: "end"), from: lobby)
+        try await posting.flush()
+        let (received, lost) = try await withTimeout { await listener.value }
+        #expect(
+            received + lost + notRelayed == posted,
+            "\(received) received + \(lost) told lost + \(notRelayed) not relayed, of \(posted) posted"
+        )
+    }
 }
