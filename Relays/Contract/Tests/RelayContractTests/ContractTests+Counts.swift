@@ -155,4 +155,34 @@ extension ContractTests {
             "\(received) received + \(lost) told lost + \(notRelayed) not relayed, of \(posted) posted"
         )
     }
+
+    @Test(
+        "a row the relay rejects leaves a hole in its room, told in order to a subscriber that drops and tells",
+        arguments: Engine.all
+    )
+    func rejectedRowIsTold(engine: Engine) async throws {
+        let place = try engine.makePlace(#function)
+        let key = try RelayKey(Array(repeating: UInt8(7), count: 32))
+        let other = try RelayKey(Array(repeating: UInt8(9), count: 32))
+        let lobby = RoomID(name: "lobby")
+        let (here, forger, there) = (Mailroom(), Mailroom(), Mailroom())
+        for mailroom in [here, forger, there] { await mailroom.retainHistory(ChatLine.self, count: 100) }
+        try await start(engine.makeRelay(here, place, Settings(key: key, sharedPositions: true)))
+        let forging = try engine.makeRelay(forger, place, Settings(key: other, sharedPositions: true))
+        try await start(forging)
+        let listening = try engine.makeRelay(there, place, Settings(key: key, sharedPositions: true))
+        try await start(listening)
+        let heard = await there.subscribe(to: ChatLine.self, from: .only(lobby), backlog: .droppingOldest(past: 100))
+        await here.post(ChatLine(text: "seen"), from: lobby)
+        #expect(try await heard.first(1).map(\.mail?.text) == ["seen"])
+
+        // A row of the room, numbered by the store like any other, signed with another key.
+        await forger.post(ChatLine(text: "forged"), from: lobby)
+        try await forging.flush()
+        await here.post(ChatLine(text: "after"), from: lobby)
+        let rest = try await heard.first(2)
+        #expect(rest.first?.loss == MailLoss(code: .missed, count: 1))
+        #expect(rest.last?.mail?.text == "after")
+        #expect(listening.counters.rejected == 1)
+    }
 }
