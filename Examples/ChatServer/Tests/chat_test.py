@@ -537,7 +537,9 @@ async def fleet(server):
     """Two instances on the relay, with fleet-wide positions (CHAT_HISTORY=60): a client reads 20
     lines on this instance and goes; 50 more are posted, half on each instance; it comes back to
     the other instance with its last position and gets exactly those 50, in the room's order, then
-    live lines, none twice. A client whose position is past what is kept gets the exact count."""
+    live lines, none twice. A client whose position is past what is kept gets the exact count. A
+    client that took its start in an empty room and heard nothing comes back with it to the other
+    instance and gets every line posted meanwhile, with no reset."""
 
     async def frame(client):
         return json.loads(await asyncio.wait_for(client.recv(), timeout=30))
@@ -592,7 +594,21 @@ async def fleet(server):
             assert sorted(line["text"] for line in lines) == sorted(f"elsewhere {index}" for index in range(50))
             assert [int(line["position"].rsplit("-", 1)[1]) for line in lines] == list(range(1, 51)), lines
             await elsewhere.close()
-        for client in (here, there, watcher, back, late, *writers, *others):
+        # A quiet client: it takes its start in a room nothing was posted to, and goes; five lines
+        # are posted there on the other instance; it comes back there with its start and gets them.
+        quiet = await connect(server.url("q") + "?after=")
+        start = (await frame(quiet))["start"]
+        await quiet.close()
+        quiet_writer = await connect(other.url("q"), max_queue=None)
+        for index in range(5):
+            await quiet_writer.send(f"quiet {index}")
+        returned = await connect(other.url("q") + "?after=" + start)
+        # Its start there is the room's beginning, or the same place in the store's numbers once
+        # that instance has read the room's first row: either way, no reset before the lines.
+        assert set(await frame(returned)) == {"start"}
+        lines = [await frame(returned) for _ in range(5)]
+        assert [line.get("text") for line in lines] == [f"quiet {index}" for index in range(5)], lines
+        for client in (here, there, watcher, back, late, returned, quiet_writer, *writers, *others):
             await client.close()
         print(
             "fleet: 50 lines missed on one instance, resumed on the other exactly, then live; a reset of 10,"
