@@ -11,8 +11,10 @@ import Darwin
 /// another user can enter could wake it for nothing. (SQLite gives its `-wal` and `-shm` files
 /// the database's own mode.)
 enum OwnerOnlyFiles {
-    /// Makes `path` a file of this user's with mode 0600 unless it exists; checks it either way.
+    /// Makes `path` a file of this user's with mode 0600 unless it exists; checks it either way,
+    /// and the folder it is in.
     static func file(_ path: String) throws(RelayFileError) {
+        try checkFolder(of: path)
         let descriptor = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
         if descriptor >= 0 {
             close(descriptor)
@@ -43,6 +45,24 @@ enum OwnerOnlyFiles {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// Refuses a folder that other users may write to without the sticky bit (mode 0777, say):
+    /// any of them could delete the database, or rename another file into its place, between
+    /// two checks. With the sticky bit (`/tmp`'s 1777), only the file's owner may do either.
+    private static func checkFolder(of path: String) throws(RelayFileError) {
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        var status = stat()
+        guard stat(folder.isEmpty ? "/" : folder, &status) == 0 else { return }  // opening says why
+        let mode = status.st_mode & 0o7777
+        guard mode & 0o022 != 0, mode & mode_t(S_ISVTX) == 0 else { return }
+        throw RelayFileError(
+            .unsafePermissions,
+            path: path,
+            reason: "its folder \(folder.isEmpty ? "/" : folder) has mode \(String(mode, radix: 8)), which lets other "
+                + "users delete the database or put another file in its place: chmod go-w the folder, "
+                + "chmod +t it, or keep the database in a folder of your own"
+        )
     }
 
     /// Refuses what another user owns, or what others may write to (a folder: enter either).

@@ -40,6 +40,18 @@ struct RelayDatabaseTests {
                 #expect(error.description.contains("its mode is 666") && error.description.contains("chmod 600"))
             }
             chmod(path, 0o600)
+            // A folder others may write to, without the sticky bit: refused, with the fix.
+            chmod(folder, 0o777)
+            do {
+                _ = try await RelayDatabase.open(path: path, logger: logger)
+                Issue.record("a database in a folder of mode 777 was opened")
+            } catch let error as RelayFileError {
+                #expect(error.code == .unsafePermissions)
+                #expect(error.description.contains("has mode 777") && error.description.contains("chmod go-w"))
+            }
+            chmod(folder, 0o1777)  // as /tmp: only the owner may delete or replace its files
+            await (try await RelayDatabase.open(path: path, logger: logger)).close()
+            chmod(folder, 0o700)
             try FileManager.default.createSymbolicLink(atPath: folder + "/link.sqlite", withDestinationPath: path)
             await #expect(throws: RelayFileError.self) {
                 try await RelayDatabase.open(path: folder + "/link.sqlite", logger: logger)
