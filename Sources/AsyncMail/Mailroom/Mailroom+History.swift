@@ -225,13 +225,3 @@ extension Mailroom {
         }
     }
 }
-
-extension Switchboard.PositionedBuffering {
-    /// A backlog's overflow as a subscription with positions takes it.
-    static func overflow(_ overflow: BacklogOverflow<Positioned<Element>>) -> Self {
-        switch overflow {
-        case .end(let endSignal): .bounded(endSignal)
-        case .drop(let dropBuffer): .dropping(dropBuffer)
-        }
-    }
-}

@@ -5,16 +5,22 @@ extension Switchboard {
     @usableFromInline
     enum PositionedBuffering<Element: Sendable> {
         case policy(AsyncStream<Positioned<Element>>.Continuation.BufferingPolicy)
-        case bounded(EndSignal)
-        /// Drops past its backlog and tells the loss; the replay goes in ahead, apart from the limit.
-        case dropping(DropBuffer<Positioned<Element>>)
+        /// A backlog's: ends past it, or drops and tells (the replay goes in ahead, apart from the limit).
+        case overflow(BacklogOverflow<Positioned<Element>>)
+
+        var policy: AsyncStream<Positioned<Element>>.Continuation.BufferingPolicy {
+            switch self {
+            case .policy(let chosen): chosen
+            case .overflow(let overflow): overflow.bufferingPolicy
+            }
+        }
 
         var endSignal: EndSignal? {
-            if case .bounded(let endSignal) = self { endSignal } else { nil }
+            if case .overflow(let overflow) = self { overflow.endSignal } else { nil }
         }
 
         var dropBuffer: DropBuffer<Positioned<Element>>? {
-            if case .dropping(let dropBuffer) = self { dropBuffer } else { nil }
+            if case .overflow(let overflow) = self { overflow.dropBuffer } else { nil }
         }
     }
 
@@ -406,13 +412,10 @@ extension Switchboard {
         guard table.historyLimits != nil else {
             throw PositionError.noHistory(String(describing: M.self))
         }
-        let policy: AsyncStream<Positioned<Element>>.Continuation.BufferingPolicy
-        switch buffering {
-        case .policy(let chosen): policy = chosen
-        case .bounded(let endSignal): policy = .bufferingOldest(endSignal.limit)
-        case .dropping: policy = .unbounded  // its stream carries only the end: mail goes to the buffer
-        }
-        let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self, bufferingPolicy: policy)
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: Positioned<Element>.self,
+            bufferingPolicy: buffering.policy
+        )
         // A resume ahead of what this mailroom has read from a relay's table hears live mail
         // only past that position (see `RouteTable.resume`); `liveAfter` is set before filing.
         let liveAfter = Atomic<UInt64>(0)
