@@ -15,6 +15,45 @@ extension Mailroom {
         _switchboard.route(M.self, through: route)
     }
 
+    /// Makes every asynchronous post run inside `admission`, until the returned key is passed to
+    /// ``_stopAdmitting(_:)``: a relay's backpressure, which holds a post of a relayed type while
+    /// its outbound queue is full.
+    ///
+    /// `admission` gets the post's mail type, its sender as posted (an object, a value, or nil),
+    /// and the post; it may wait, then must run the post once and return its receipt. The post
+    /// runs on the caller's task, so a task-local value the admission binds is visible to the
+    /// relay's tap filter as the post passes it. Synchronous posts never wait: they are not
+    /// admitted here.
+    @_spi(AsyncMailInternal)
+    public nonisolated func _admitPosts(
+        through admission:
+            nonisolated(nonsending) @escaping @Sendable (
+                _ type: ObjectIdentifier,
+                _ sender: (any Sendable)?,
+                _ post: nonisolated(nonsending) () async -> Receipt
+            ) async -> Receipt
+    ) -> Int {
+        _switchboard._admissions.add(admission)
+    }
+
+    /// Runs `post`, an asynchronous post of `M` from `sender`, inside the admissions a relay
+    /// registered; one atomic load while there are none.
+    @inlinable
+    nonisolated(nonsending) func _admitted<M: Mail>(
+        _ type: M.Type,
+        from sender: (any Sendable)?,
+        _ post: () -> Receipt
+    ) async -> Receipt {
+        guard _switchboard._admissions.isActive else { return post() }
+        return await _switchboard._admissions.admit(ObjectIdentifier(M.self), sender, post)
+    }
+
+    /// Stops an admission ``_admitPosts(through:)`` registered; posts inside it finish there.
+    @_spi(AsyncMailInternal)
+    public nonisolated func _stopAdmitting(_ key: Int) {
+        _switchboard._admissions.remove(key)
+    }
+
     /// Posts mails whose positions a relay's table gave: `first`, `first + 1`, … in `epoch`.
     ///
     /// Mails the history already has (the same row read twice) are skipped; a hole before

@@ -271,11 +271,16 @@ public final actor Mailroom {
     /// post keeps its thread; for bulk mail use ``post(contentsOf:)``, or `await Task.yield()`
     /// now and then so other tasks (your consumers among them) get to run.
     ///
+    /// The one wait: while a relay (AsyncMailSQLite, AsyncMailPostgres) runs with its outbound
+    /// queue full, a post of a type it relays first waits for room there, as the relay's
+    /// `backpressure` setting says, before it is made (every `post` form does;
+    /// ``postSynchronously(_:)`` never waits).
+    ///
     /// - Returns: How many subscriptions received the mail and how many lost one to a full buffer.
     @discardableResult
     @inlinable
     public nonisolated(nonsending) func post<M: Mail>(_ mail: M) async -> Receipt {
-        _switchboard.post(mail)
+        await _admitted(M.self, from: nil) { self._switchboard.post(mail) }
     }
 
     /// Posts mail from an object or actor, matched by identity.
@@ -297,7 +302,7 @@ public final actor Mailroom {
         _ mail: M,
         from sender: (some AnyObject & Sendable)?
     ) async -> Receipt {
-        _switchboard.post(mail, fromObject: sender)
+        await _admitted(M.self, from: sender) { self._switchboard.post(mail, fromObject: sender) }
     }
 
     /// Posts mail from a `Hashable` sender value, such as a room id, matched by type and equality.
@@ -315,7 +320,7 @@ public final actor Mailroom {
     @inlinable @_disfavoredOverload
     public nonisolated(nonsending) func post<M: Mail>(_ mail: M, from sender: some Hashable & Sendable) async -> Receipt
     {
-        _switchboard.post(mail, fromValue: sender)
+        await _admitted(M.self, from: sender) { self._switchboard.post(mail, fromValue: sender) }
     }
 
     /// Posts a batch of mail with no sender, in order, as one delivery.
@@ -332,7 +337,7 @@ public final actor Mailroom {
     @discardableResult
     @inlinable
     public nonisolated(nonsending) func post<M: Mail>(contentsOf mails: some Sequence<M> & Sendable) async -> Receipt {
-        _switchboard.post(contentsOf: mails)
+        await _admitted(M.self, from: nil) { self._switchboard.post(contentsOf: mails) }
     }
 
     /// Posts a batch of mail from one object or actor, in order, as one delivery.
@@ -346,7 +351,7 @@ public final actor Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: (some AnyObject & Sendable)?
     ) async -> Receipt {
-        _switchboard.post(contentsOf: mails, fromObject: sender)
+        await _admitted(M.self, from: sender) { self._switchboard.post(contentsOf: mails, fromObject: sender) }
     }
 
     /// Posts a batch of mail from one `Hashable` sender value, in order, as one delivery.
@@ -360,7 +365,7 @@ public final actor Mailroom {
         contentsOf mails: some Sequence<M> & Sendable,
         from sender: some Hashable & Sendable
     ) async -> Receipt {
-        _switchboard.post(contentsOf: mails, from: sender)
+        await _admitted(M.self, from: sender) { self._switchboard.post(contentsOf: mails, from: sender) }
     }
 
     // MARK: Inspecting and closing

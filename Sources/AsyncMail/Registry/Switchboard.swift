@@ -92,6 +92,8 @@ final class Switchboard: Sendable {
     @usableFromInline let _histories = Histories()
     /// The watchers of subscriber counts; one atomic load per subscription change while none.
     @usableFromInline let _demand = Demand()
+    /// What may make an asynchronous post wait first; one atomic load per post while none.
+    @usableFromInline let _admissions = PostAdmissions()
 
     /// Called with whether this thread is inside a delivery, holding the subscription's lane,
     /// just before a replayed mail is yielded; lets tests prove the replay happens in order (see
