@@ -1,4 +1,4 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import Testing
 
 extension Observation {

@@ -1,3 +1,4 @@
+@_spi(AsyncMailInternal) import AsyncMail
 @_spi(AsyncMailRelay) import RelayWire
 
 /// A relay that could not start, or a flush that could not promise publication.
@@ -45,7 +46,8 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
     public let code: Code
     /// The table that could not be set up (``Code/tableSetupFailed``).
     public let table: String?
-    /// Why, in PostgreSQL's words (``Code/tableSetupFailed``).
+    /// Why: in the database's words (``Code/tableSetupFailed``), or the error the relay
+    /// stopped on (``Code/notRunning``, when it stopped on one).
     public let reason: String?
     /// How many mails were given up (``Code/notRelayed``).
     public let mails: Int?
@@ -66,14 +68,22 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `flush()` was called while the relay was not running, or it stopped first.
     public static let notRunning = RelayError(.notRunning)
 
+    /// `flush()` was called after the relay stopped on an error, or the relay stopped on one
+    /// first: ``reason`` is that error, which `run()` threw too. The code is
+    /// ``Code/notRunning``.
+    public static func stopped(reason: String) -> RelayError {
+        RelayError(.notRunning, reason: reason)
+    }
+
     /// `flush()`: this many mails posted since the previous flush returned were
     /// given up (too large, the outbound queue full, or dropped by a failed ephemeral publish),
     /// each also reported as its ``RelayEvent``. The count may include mail posted while the
     /// flush waited. Each mail given up is counted once, whatever positions its type has.
     ///
-    /// Where the queue was full, the description names the two fixes: a larger
-    /// `outboundQueueLimit` in the relay's configuration, or awaiting `flush()` every so many
-    /// posts, which makes posting wait for the relay.
+    /// Where the queue was full, the description names the fixes: a larger
+    /// `outboundQueueLimit` in the relay's configuration, or posts that wait for room (an
+    /// asynchronous `post` with `backpressure` `.wait(atMost:)`, the default, rather than
+    /// `postSynchronously` or `.drop`).
     public static func notRelayed(mails: Int) -> RelayError {
         RelayError(.notRelayed, mails: mails)
     }
@@ -85,12 +95,16 @@ public struct RelayError: Error, Sendable, Hashable, CustomStringConvertible {
             "could not set up the relay table \(table ?? "?"): \(reason ?? "no reason given"). Grant the role "
                 + "CREATE on the schema, or create the table beforehand (see Across Processes and Machines)"
         case .notRunning:
-            "the relay is not running: flush only while run() is running (a service group starts it)"
+            if let reason {
+                "the relay stopped: \(reason). run() threw this error too; flush waits only while run() runs"
+            } else {
+                "the relay is not running: flush only while run() is running (a service group starts it)"
+            }
         case .notRelayed:
             "\(counting(mails ?? 0, "mail")) posted since the last flush \(mails == 1 ? "was" : "were") not relayed (too large, the outbound queue "
                 + "full, or dropped by a failed publish); each was reported as a RelayEvent and counted. If the queue was full "
-                + "(RelayEvent.queueOverflow), raise the configuration's outboundQueueLimit, or await flush() every so many "
-                + "posts so that posting waits for the relay"
+                + "(RelayEvent.queueOverflow), raise the configuration's outboundQueueLimit, or let posts wait for room: "
+                + "await post (not postSynchronously) with backpressure .wait(atMost:), the default, not .drop"
         }
     }
 }

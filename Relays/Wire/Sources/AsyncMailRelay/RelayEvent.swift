@@ -1,3 +1,4 @@
+@_spi(AsyncMailInternal) import AsyncMail
 @_spi(AsyncMailRelay) import RelayWire
 
 /// Something a relay did or met, for monitoring; every event is also logged and counted in

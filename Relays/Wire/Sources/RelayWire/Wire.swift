@@ -1,4 +1,4 @@
-import AsyncMail
+@_spi(AsyncMailInternal) import AsyncMail
 import Foundation
 
 /// One post of registered mail, encoded for the wire: one row in durable mode; in ephemeral mode
