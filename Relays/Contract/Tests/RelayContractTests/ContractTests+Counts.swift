@@ -49,6 +49,57 @@ extension ContractTests {
     }
 
     @Test(
+        "async posts from 8 tasks past a queue of 4: by default they wait and every mail arrives, in each task's order; with .drop, flush counts what was missed",
+        arguments: Engine.all,
+        [true, false]
+    )
+    func burstWaitsForRoom(engine: Engine, waits: Bool) async throws {
+        let place = try engine.makePlace(#function)
+        let lobby = RoomID(name: "lobby")
+        let (here, there) = (Mailroom(), Mailroom())
+        let settings = Settings(queueLimit: 4, backpressure: waits ? .wait(atMost: .seconds(600)) : .drop)
+        let posting = try engine.makeRelay(here, place, settings)
+        try await start(posting)
+        try await start(engine.makeRelay(there, place, Settings()))
+        let heard = await there.subscribe(to: ChatLine.self, from: .only(lobby))
+
+        // Far faster than a relay writes behind a queue of four mails.
+        let (tasks, each) = (8, 250)
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    for number in 0..<each { await here.post(ChatLine(text: "\(task) \(number)"), from: lobby) }
+                }
+            }
+        }
+        var notRelayed = 0
+        do { try await posting.flush() } catch let error as RelayError where error.code == .notRelayed {
+            notRelayed = error.mails ?? -1
+        }
+        await here.post(ChatLine(text: "end"), from: lobby)
+        try await posting.flush()
+        let received = try await withTimeout {
+            var received: [Int: [Int]] = [:]
+            for await line in heard {
+                if line.text == "end" { break }
+                let parts = line.text.split(separator: " ").compactMap { Int($0) }
+                received[parts[0], default: []].append(parts[1])
+            }
+            return received
+        }
+        let count = received.values.reduce(0) { $0 + $1.count }
+        for (task, numbers) in received { #expect(numbers == numbers.sorted(), "task \(task)'s posts in its order") }
+        #expect(posting.counters.queueOverflow == notRelayed, "one mail a post: the overflow counter counts posts")
+        if waits {
+            #expect(count == tasks * each, "\(count) of \(tasks * each) arrived")
+            #expect(notRelayed == 0)
+        } else {
+            #expect(notRelayed > 0, "the burst overflowed the queue")
+            #expect(count + notRelayed == tasks * each, "received \(count), reported \(notRelayed)")
+        }
+    }
+
+    @Test(
         "a start taken in a room nothing was posted to resumes after a restart, and on another instance, with all posted since",
         arguments: Engine.all
     )

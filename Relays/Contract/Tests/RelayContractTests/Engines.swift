@@ -26,8 +26,10 @@ struct Settings: Sendable {
     var retention: Duration = .seconds(24 * 3600)
     var presence: RelayPresence?
     var heartbeat: Duration = .milliseconds(200)
-    /// The outbound queue's limit, in posts.
+    /// The outbound queue's limit, in mails.
     var queueLimit = 10_000
+    /// What an asynchronous post does while that queue is full.
+    var backpressure: OutboundBackpressure = .wait(atMost: .seconds(30))
 }
 
 /// One engine the contract runs against: how to make a place relays meet (a PostgreSQL channel,
@@ -66,6 +68,7 @@ struct Engine: Sendable, CustomTestStringConvertible {
             configuration: .init(
                 retention: settings.retention,
                 outboundQueueLimit: settings.queueLimit,
+                backpressure: settings.backpressure,
                 checkInterval: .milliseconds(200),
                 retryBackoff: .milliseconds(20) ... .milliseconds(500),
                 authenticationKey: settings.key,
@@ -106,8 +109,9 @@ struct Engine: Sendable, CustomTestStringConvertible {
                 channel: try RelayChannel(place.name),
                 mode: .durable(retention: settings.retention),
                 outboundQueueLimit: settings.queueLimit,
+                backpressure: settings.backpressure,
                 heartbeatInterval: settings.heartbeat,
-                reconnectBackoff: .milliseconds(20) ... .milliseconds(500),
+                retryBackoff: .milliseconds(20) ... .milliseconds(500),
                 authenticationKey: settings.key,
                 presence: settings.presence
             ),

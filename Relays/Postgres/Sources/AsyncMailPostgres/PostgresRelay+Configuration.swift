@@ -40,15 +40,23 @@ extension PostgresRelay {
         /// received is not read, and `RelayEvent.rejected(reason:)` says so. At least
         /// ``maximumMailBytes``.
         public var maximumPostBytes: Int
-        /// How many posts may wait to be published, and how many mails may wait to be encoded;
-        /// beyond it a post is not relayed and `RelayEvent.queueOverflow(posts:)` says so. The
-        /// bound holds from the first post, while the database is still out of reach.
+        /// How many mails may wait to be published: posted, and not yet taken by the writer. A post
+        /// starts only while fewer wait (it then goes in whole); while the queue is full an
+        /// asynchronous post waits or goes on, as ``backpressure`` says, and mail not relayed is
+        /// reported (`RelayEvent.queueOverflow(posts:)`). The bound holds from the first post,
+        /// while the database is still out of reach.
         public var outboundQueueLimit: Int
+        /// What an asynchronous `post` of a relayed type does while the outbound queue is full:
+        /// waits for room, at most 30 s by default, or, with `.drop`, goes on at once and leaves
+        /// its mail unrelayed (see `OutboundBackpressure`). `postSynchronously` never waits.
+        public var backpressure: OutboundBackpressure
         /// How often the listening connection is checked (a half-open connection is detected
         /// within three of these) and, in ephemeral mode, how often a heartbeat is sent.
         public var heartbeatInterval: Duration
-        /// The first and the longest wait before reconnecting; each wait doubles, with jitter.
-        public var reconnectBackoff: ClosedRange<Duration>
+        /// The first and the longest wait before a failed connection, statement or publish is
+        /// tried again; each wait doubles, with jitter. The SQLite relay's setting of the same
+        /// name does the same for its file.
+        public var retryBackoff: ClosedRange<Duration>
         /// The key the fleet signs and verifies payloads with, or `nil` (the default) to trust
         /// whatever arrives on the channel. Every relay of a fleet sets the same key. See
         /// `RelayKey` and *Across Processes and Machines*.
@@ -69,8 +77,9 @@ extension PostgresRelay {
             maximumMailBytes: Int = 1 << 20,
             maximumPostBytes: Int = 16 << 20,
             outboundQueueLimit: Int = 10_000,
+            backpressure: OutboundBackpressure = .wait(atMost: .seconds(30)),
             heartbeatInterval: Duration = .seconds(1),
-            reconnectBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
+            retryBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
             authenticationKey: RelayKey? = nil,
             metricsFactory: (any MetricsFactory)? = nil,
             presence: Presence? = nil
@@ -81,8 +90,9 @@ extension PostgresRelay {
             self.maximumMailBytes = maximumMailBytes
             self.maximumPostBytes = maximumPostBytes
             self.outboundQueueLimit = outboundQueueLimit
+            self.backpressure = backpressure
             self.heartbeatInterval = heartbeatInterval
-            self.reconnectBackoff = reconnectBackoff
+            self.retryBackoff = retryBackoff
             self.authenticationKey = authenticationKey
             self.metricsFactory = metricsFactory
             self.presence = presence

@@ -63,7 +63,7 @@ extension PostgresRelay {
     /// Waits before reconnection attempt `attempt`: exponential from the lower bound, capped at
     /// the upper, with jitter so that a fleet does not reconnect in step. False when cancelled.
     func backoff(attempt: Int) async -> Bool {
-        await AsyncMailRelay.backoff(attempt: attempt, within: configuration.reconnectBackoff)
+        await AsyncMailRelay.backoff(attempt: attempt, within: configuration.retryBackoff)
     }
 
     /// Runs `body`, `what` the connection is asked; if it has not finished within `limit`, closes

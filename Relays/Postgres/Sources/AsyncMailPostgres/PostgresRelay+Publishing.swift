@@ -14,7 +14,7 @@ extension PostgresRelay {
     func publish() async {
         var connection: PostgresConnection?
         var attempt = 0
-        while let items = await queue.takeAll() {
+        while let items = await carrier.takeQueued() {
             var unsent = items
             // The posts every attempt at this batch publishes: its span's links and its durations.
             let posts = Self.posts(in: items)

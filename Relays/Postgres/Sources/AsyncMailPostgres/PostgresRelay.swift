@@ -120,7 +120,8 @@ public final class PostgresRelay: MailRelay {
             mailLimit: configuration.maximumMailBytes,
             postLimit: configuration.maximumPostBytes,
             destination: configuration.channel.name,
-            system: "asyncmail-postgres"
+            system: "asyncmail-postgres",
+            backpressure: configuration.backpressure
         )
         // The ledger's clock ticks once per heartbeat while listening: an origin is forgotten
         // after the retention of listening without mail from it.
@@ -193,14 +194,9 @@ public final class PostgresRelay: MailRelay {
         // types with fleet-wide positions, which the mailroom routes here instead of delivering.
         // Bounded by the gate, which admits a post only while the backlog allows.
         let (posts, postsContinuation) = AsyncStream.makeStream(of: [PostedMail].self)
-        let tap = await carrier.tap(into: postsContinuation)
-        gate.open()
-        carrier.startRouting(into: postsContinuation)
+        let tap = await carrier.open(into: postsContinuation)
         defer {
-            carrier.stopRouting()
-            for ticket in gate.close() { ticket.resolve(.notRunning) }
-            queue.close()
-            queue.abandon()
+            carrier.close()
             postsContinuation.finish()
             presence.end()  // also when set-up failed; a clean stop has removed its entries first
             finishEvents()
@@ -215,7 +211,12 @@ public final class PostgresRelay: MailRelay {
             try await withThrowingTaskGroup(of: Void.self) { forwarding in
                 // From the first post, so that the outbound bound holds while the table is prepared.
                 forwarding.addTask { await self.carrier.forward(posts) }
-                try await prepareTable()
+                do {
+                    try await prepareTable()
+                } catch {
+                    carrier.stopped(by: error)
+                    throw error
+                }
                 await withTaskGroup(of: Void.self) { listening in
                     listening.addTask { await self.listen() }
                     listening.addTask { await self.keepPresence() }

@@ -1,10 +1,11 @@
 import AsyncMail
-import AsyncMailPostgres
 import Foundation
 import PostgresNIO
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import AsyncMailPostgres
 
 extension RelayTests {
     // MARK: Bad input
@@ -154,16 +155,19 @@ extension RelayTests {
         #expect(events.count { $0 == .unknownType("chat.line.v9") } == 1)
     }
 
-    @Test("a full outbound queue is reported, never silent")
+    @Test("a full outbound queue, with .drop, is reported, never silent")
     func queueOverflow() async throws {
         let channel = try freshChannel()
         let here = Mailroom()
-        let relay = try makeRelay(here, on: channel) { $0.outboundQueueLimit = 3 }
+        let relay = try makeRelay(here, on: channel) {
+            $0.outboundQueueLimit = 3
+            $0.backpressure = .drop
+        }
         let log = EventLog(relay)
         try await start(relay)
         // Holding the channel's advisory lock keeps the publisher's first statement waiting: it
-        // holds at most one batch (the queue's three at most), three more wait in the queue and
-        // three between the tap and the queue, so at least one of ten posts is refused.
+        // holds at most one batch (the queue's three at most) and three more wait in the queue or
+        // between the tap and the queue, so at least one of ten posts is refused.
         let blocker = try await PostgresConnection.connect(
             configuration: Database.configuration,
             id: 96,
@@ -181,6 +185,33 @@ extension RelayTests {
                 return reported == relay.counters.queueOverflow
             }
             try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
+        } catch {
+            Issue.record(error)
+        }
+        try await blocker.close()
+    }
+
+    @Test("a full outbound queue, by default, holds async posts until the publisher takes what waits: none lost")
+    func queueBackpressure() async throws {
+        let channel = try freshChannel()
+        let here = Mailroom()
+        let relay = try makeRelay(here, on: channel) { $0.outboundQueueLimit = 3 }
+        try await start(relay)
+        // The advisory lock keeps the publisher's first statement waiting, so the queue fills.
+        let blocker = try await PostgresConnection.connect(
+            configuration: Database.configuration,
+            id: 97,
+            logger: Database.logger
+        )
+        do {
+            try await blocker.query("SELECT pg_advisory_lock(hashtext(\(channel.name)))", logger: Database.logger)
+            let posting = Task { for number in 0..<10 { await here.post(ChatLine(text: "\(number)")) } }
+            try await waitUntil("a post waits for room") { relay.waitingPostsForTesting > 0 }
+            try await blocker.query("SELECT pg_advisory_unlock(hashtext(\(channel.name)))", logger: Database.logger)
+            await posting.value
+            try await relay.flush()
+            #expect(relay.counters.queueOverflow == 0)
+            #expect(relay.counters.published == 10)
         } catch {
             Issue.record(error)
         }

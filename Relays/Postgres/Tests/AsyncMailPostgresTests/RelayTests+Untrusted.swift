@@ -99,7 +99,11 @@ extension RelayTests {
             tls: .disable
         )
         let mailroom = Mailroom()
-        let relay = try makeRelay(mailroom, on: freshChannel(), connection: unreachable) { $0.outboundQueueLimit = 50 }
+        // With `.drop`, so that posts past the bound go on at once (by default they would wait).
+        let relay = try makeRelay(mailroom, on: freshChannel(), connection: unreachable) {
+            $0.outboundQueueLimit = 50
+            $0.backpressure = .drop
+        }
         let events = relay.events()
         let running = Task { try await relay.run() }
         try await awaitEvents(1, from: events) { $0.code == .disconnected }

@@ -130,7 +130,7 @@ func makeRelay(
         channel: channel,
         mode: mode,
         heartbeatInterval: .milliseconds(200),
-        reconnectBackoff: .milliseconds(20) ... .milliseconds(500)
+        retryBackoff: .milliseconds(20) ... .milliseconds(500)
     )
     configure(&configuration)
     let relay = try PostgresRelay(

@@ -18,9 +18,15 @@ extension SQLiteRelay {
         /// not transferred, and `RelayEvent.rejected(reason:)` says so. At least
         /// ``maximumMailBytes``.
         public var maximumPostBytes: Int
-        /// How many posts may wait to be written, and how many mails may wait to be encoded;
-        /// beyond it a post is not relayed and `RelayEvent.queueOverflow(posts:)` says so.
+        /// How many mails may wait to be written: posted, and not yet taken by the writer. A post
+        /// starts only while fewer wait (it then goes in whole); while the queue is full an
+        /// asynchronous post waits or goes on, as ``backpressure`` says, and mail not relayed is
+        /// reported (`RelayEvent.queueOverflow(posts:)`).
         public var outboundQueueLimit: Int
+        /// What an asynchronous `post` of a relayed type does while the outbound queue is full:
+        /// waits for room, at most 30 s by default, or, with `.drop`, goes on at once and leaves
+        /// its mail unrelayed (see `OutboundBackpressure`). `postSynchronously` never waits.
+        public var backpressure: OutboundBackpressure
         /// How often the reader checks the database for rows whose wake-up was lost (a writer
         /// that died between its commit and its nudge), and whether the file is still the one
         /// it opened; and how often the retention runs (every 60 checks).
@@ -49,13 +55,14 @@ extension SQLiteRelay {
         public var heartbeatInterval: Duration
 
         /// A configuration with defaults: a day's retention, 1 MiB mails, 16 MiB posts, 10,000
-        /// posts queued, a check every second, a 5 s busy timeout, no presence, a heartbeat
-        /// every second.
+        /// mails queued, posts waiting up to 30 s for room, a check every second, a 5 s busy
+        /// timeout, no presence, a heartbeat every second.
         public init(
             retention: Duration = .seconds(24 * 3600),
             maximumMailBytes: Int = 1 << 20,
             maximumPostBytes: Int = 16 << 20,
             outboundQueueLimit: Int = 10_000,
+            backpressure: OutboundBackpressure = .wait(atMost: .seconds(30)),
             checkInterval: Duration = .seconds(1),
             busyTimeout: Duration = .seconds(5),
             retryBackoff: ClosedRange<Duration> = .milliseconds(50) ... .seconds(5),
@@ -68,6 +75,7 @@ extension SQLiteRelay {
             self.maximumMailBytes = maximumMailBytes
             self.maximumPostBytes = maximumPostBytes
             self.outboundQueueLimit = outboundQueueLimit
+            self.backpressure = backpressure
             self.checkInterval = checkInterval
             self.busyTimeout = busyTimeout
             self.retryBackoff = retryBackoff

@@ -33,14 +33,9 @@ extension SQLiteRelay {
         // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
         // types with host-wide positions, which the mailroom routes here instead of delivering.
         let (posts, postsContinuation) = AsyncStream.makeStream(of: [PostedMail].self)
-        let tap = await carrier.tap(into: postsContinuation)
-        gate.open()
-        carrier.startRouting(into: postsContinuation)
+        let tap = await carrier.open(into: postsContinuation)
         defer {
-            carrier.stopRouting()
-            for ticket in gate.close() { ticket.resolve(.notRunning) }
-            carrier.queue.close()
-            carrier.queue.abandon()
+            carrier.close()
             postsContinuation.finish()
             presence.end()  // also when opening failed; a clean stop has removed its entries first
             reporter.finish()
@@ -67,6 +62,7 @@ extension SQLiteRelay {
                     storage = try await open()
                 } catch {
                     failure.withLock { $0 = error }
+                    carrier.stopped(by: error)
                     forwarding.cancelAll()
                     return
                 }
@@ -80,6 +76,7 @@ extension SQLiteRelay {
                             try await self.read(storage)
                         } catch {
                             failure.withLock { $0 = error }
+                            self.carrier.stopped(by: error)
                             stop.yield()
                         }
                     }
@@ -282,7 +279,7 @@ extension SQLiteRelay {
     /// finds no gap in the origin's numbers.
     func publish(_ storage: Storage) async {
         var attempt = 0
-        while let items = await carrier.queue.takeAll() {
+        while let items = await carrier.takeQueued() {
             let posts = items.compactMap { item -> OutboundPost? in
                 guard case .post(let post) = item else { return nil }
                 return post

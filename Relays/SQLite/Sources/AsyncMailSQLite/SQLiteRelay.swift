@@ -124,7 +124,8 @@ public final class SQLiteRelay: MailRelay {
             mailLimit: configuration.maximumMailBytes,
             postLimit: configuration.maximumPostBytes,
             destination: destination,
-            system: "asyncmail-sqlite"
+            system: "asyncmail-sqlite",
+            backpressure: configuration.backpressure
         )
         self.presence = PresenceKeeper(
             settings: configuration.presence,

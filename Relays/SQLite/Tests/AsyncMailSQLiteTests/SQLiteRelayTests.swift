@@ -86,7 +86,11 @@ struct SQLiteRelayTests {
                 return
             }
             #expect(error.code == .replaced)
-            await #expect(throws: RelayError.notRunning) { try await relay.flush() }
+            // flush() names the cause, the error run() threw, not a relay that was never started.
+            let flushed = await #expect(throws: RelayError.self) { try await relay.flush() }
+            #expect(flushed?.code == .notRunning)
+            #expect(flushed?.reason == String(describing: error))
+            #expect(flushed.map(String.init(describing:))?.contains("relay stopped: \(error)") == true)
         }
     }
 

@@ -6,9 +6,9 @@ import Foundation
 /// outbound queue, and delivers what the engine received into the mailroom, marked so that it
 /// never goes out again.
 ///
-/// An engine makes one per relay, runs ``tap(into:)``, ``startRouting(into:)`` and
-/// ``forward(_:)`` while it runs, writes what ``OutboundQueue`` hands it, and gives what it
-/// reads to ``deliver(_:sender:positions:)``.
+/// An engine makes one per relay; while it runs, it calls ``open(into:)`` first and ``close()``
+/// last, runs ``forward(_:)``, writes what ``takeQueued()`` hands it, and gives what it reads
+/// to ``deliver(_:sender:positions:)``.
 @_spi(AsyncMailRelay)
 public final class MailCarrier: Sendable {
     public let mailroom: Mailroom
@@ -23,6 +23,12 @@ public final class MailCarrier: Sendable {
     public let destination: String
     /// `messaging.system` in spans and metrics.
     public let system: String
+    /// What an asynchronous post of a relayed type does while the queue is full.
+    public let backpressure: OutboundBackpressure
+    /// The key of the mailroom admission that holds posts while the queue is full.
+    private let admission = Guarded<Int?>(nil)
+    /// The error the relay stopped on, for `flush()` to name (see ``stopped(by:)``).
+    private let stopReason = Guarded<String?>(nil)
 
     /// What marks this relay's own deliveries (see ``RelayInbound``).
     private final class Mark: Sendable {}
@@ -37,7 +43,8 @@ public final class MailCarrier: Sendable {
         mailLimit: Int,
         postLimit: Int,
         destination: String,
-        system: String
+        system: String,
+        backpressure: OutboundBackpressure = .wait(atMost: .seconds(30))
     ) {
         self.mailroom = mailroom
         self.registry = registry
@@ -48,6 +55,61 @@ public final class MailCarrier: Sendable {
         self.postLimit = max(postLimit, mailLimit)
         self.destination = destination
         self.system = system
+        self.backpressure = backpressure
+    }
+
+    /// Starts taking posts: taps the mailroom into `posts` (see ``tap(into:)``), opens the gate,
+    /// routes the types with shared positions here (``startRouting(into:)``), and makes
+    /// asynchronous posts of relayed types wait while the queue is full (``backpressure``).
+    ///
+    /// Returns the tap, which ends when the mailroom closes. Call ``close()`` when the relay
+    /// stops, whatever happened in between.
+    public func open(into posts: AsyncStream<[PostedMail]>.Continuation) async -> AsyncStream<PostedMail> {
+        let tap = await tap(into: posts)
+        gate.open()
+        startRouting(into: posts)
+        if let limit = backpressure.waitLimit {
+            let (gate, registry, relayID) = (gate, registry, relayID)
+            let key = mailroom._admitPosts { type, sender, post in
+                // Mail this relay received, and mail it cannot carry, never waits for its queue.
+                guard RelayInbound.relay != relayID, registry.relays(type, from: sender),
+                    let reservation = await gate.reserve(waitingAtMost: limit)
+                else {
+                    return await post()
+                }
+                defer { gate.settle(reservation) }
+                return await TapGate.$reservations.withValue(TapGate.reservations + [reservation]) {
+                    await post()
+                }
+            }
+            admission.withLock { $0 = key }
+        }
+        return tap
+    }
+
+    /// Stops taking posts: posts wait no longer, the types with shared positions are delivered
+    /// here again, and every flush still waiting, queued or not, is told that the relay stopped.
+    public func close() {
+        if let key = admission.withLock({ $0.take() }) { mailroom._stopAdmitting(key) }
+        stopRouting()
+        for ticket in gate.close() { ticket.resolve(.notRunning) }
+        queue.close()
+        queue.abandon()
+    }
+
+    /// The relay is stopping on `error`, which `run()` throws: a `flush()` from now on, and one
+    /// waiting, names it instead of saying only that the relay is not running. Call it as soon as
+    /// the error is known, before the flushes waiting are resolved.
+    public func stopped(by error: any Error) {
+        stopReason.withLock { $0 = $0 ?? String(describing: error) }
+    }
+
+    /// Everything queued, for the publisher to write, waiting for something if nothing is; nil
+    /// once the queue is closed and empty. The room it frees lets waiting posts in.
+    public func takeQueued() async -> [OutboundQueue.Item]? {
+        guard let items = await queue.takeAll() else { return nil }
+        gate.taken(OutboundQueue.mailCount(of: items))
+        return items
     }
 
     /// Taps the mailroom: each relayable post it admits goes to `posts` whole, as one element, in
@@ -61,22 +123,26 @@ public final class MailCarrier: Sendable {
     /// whole post), so it gathers them until the post's last.
     ///
     /// The returned stream ends when the mailroom closes: nothing more will be posted.
-    public func tap(into posts: AsyncStream<[PostedMail]>.Continuation) async -> AsyncStream<PostedMail> {
+    private func tap(into posts: AsyncStream<[PostedMail]>.Continuation) async -> AsyncStream<PostedMail> {
         let (relayID, registry, gate) = (relayID, registry, gate)
-        let gathered = Guarded<[PostedMail]>([])  // the post in progress
+        let gathered = Guarded<(mails: [PostedMail], refused: Bool)>(([], false))  // the post in progress
         return await mailroom.tap(where: { posted in
-            if RelayInbound.relay != relayID, registry.canRelay(posted, fleetWide: false),
-                gate.admit(endingPost: posted.isLastInPost)
-            {
-                gathered.withLock { $0.append(posted) }
+            if RelayInbound.relay != relayID, registry.canRelay(posted, fleetWide: false) {
+                let admitted = gate.admit(endingPost: posted.isLastInPost)
+                gathered.withLock { post in
+                    if admitted { post.mails.append(posted) } else { post.refused = true }
+                }
             }
             if posted.isLastInPost {
-                let post = gathered.withLock { mails in
-                    var post: [PostedMail] = []
-                    swap(&post, &mails)
+                let (post, refused) = gathered.withLock { post in
+                    defer { post = ([], false) }
                     return post
                 }
-                if !post.isEmpty { posts.yield(post) }
+                if !post.isEmpty {
+                    posts.yield(post)
+                } else if refused, gate.needsWakeForRefusals() {
+                    posts.yield([])  // wakes the forwarding loop to report it
+                }
             }
             return false  // the tap only keeps the filter registered, and ends with the mailroom
         })
@@ -85,7 +151,7 @@ public final class MailCarrier: Sendable {
     /// Makes the mailroom hand every post of a type with shared positions to `posts`, whole, in
     /// the order every tap hears posts, instead of delivering it; the gate admits it as it admits
     /// tapped mail. The engine delivers it once it reads it back, with the shared position.
-    public func startRouting(into posts: AsyncStream<[PostedMail]>.Continuation) {
+    private func startRouting(into posts: AsyncStream<[PostedMail]>.Continuation) {
         let (relayID, registry, gate) = (relayID, registry, gate)
         let route: @Sendable ([PostedMail]) -> Bool = { mails in
             // Mail this relay delivers is never routed back (a row written without positions).
@@ -96,7 +162,10 @@ public final class MailCarrier: Sendable {
             // The gate admits a post whole or refuses it whole.
             var admitted: [PostedMail] = []
             for mail in mails where gate.admit(endingPost: mail.isLastInPost, routed: true) { admitted.append(mail) }
-            if admitted.isEmpty { return false }
+            if admitted.isEmpty {
+                if gate.needsWakeForRefusals() { posts.yield([]) }  // wakes the forwarding loop to report it
+                return false
+            }
             posts.yield(admitted)
             return true
         }
@@ -105,7 +174,7 @@ public final class MailCarrier: Sendable {
 
     /// Delivers the types with shared positions here at once again, with positions of the
     /// mailroom's own.
-    public func stopRouting() {
+    private func stopRouting() {
         for codec in registry.fleetWideCodecs { codec.route(mailroom, nil) }
     }
 
@@ -117,7 +186,16 @@ public final class MailCarrier: Sendable {
         var pendingMails = 0  // every mail of the post in progress, sent or not
         var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
         let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
+        defer {  // posts refused after the last wake-up, as the loop stops
+            let refused = gate.takeRefusedPosts()
+            if refused > 0 { reporter.report(.queueOverflow(posts: refused)) { $0.queueOverflow += refused } }
+        }
         for await mails in tap {
+            if mails.isEmpty {  // a post was refused: report it now
+                let refused = gate.takeRefusedPosts()
+                if refused > 0 { reporter.report(.queueOverflow(posts: refused)) { $0.queueOverflow += refused } }
+                continue
+            }
             for posted in mails {
                 pendingMails += 1
                 do {
@@ -155,9 +233,13 @@ public final class MailCarrier: Sendable {
                         }
                     } else if var post = pending {
                         post.queuedAt = .now
+                        // Counted before it is queued, so that the publisher's take never comes first,
+                        // and before its last mail counts as forwarded, so that what the gate holds never dips.
+                        gate.enqueued(post.mails.count)
                         if queue.append(.post(post)) {
                             reporter.count { $0.queued += post.mails.count }
                         } else {
+                            gate.taken(post.mails.count)
                             gate.lose(post.mails.count)
                             reporter.report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
                         }
@@ -184,7 +266,7 @@ public final class MailCarrier: Sendable {
         let ticket = FlushTicket()
         let (registration, lostBefore) = gate.register(ticket)
         switch registration {
-        case .notRunning: throw RelayError.notRunning
+        case .notRunning: throw notRunning
         case .queueNow: if !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
         case .waiting: break  // the forwarding loop queues it
         }
@@ -197,9 +279,14 @@ public final class MailCarrier: Sendable {
         case .passed:
             let lost = gate.settleFlush(since: lostBefore)
             if lost > 0 { throw RelayError.notRelayed(mails: lost) }
-        case .notRunning: throw RelayError.notRunning
+        case .notRunning: throw notRunning
         case .cancelled: throw CancellationError()
         }
+    }
+
+    /// What `flush()` throws when the relay is not running: the error it stopped on, if any.
+    private var notRunning: RelayError {
+        stopReason.withLock { $0 }.map { RelayError.stopped(reason: $0) } ?? .notRunning
     }
 
     /// Runs `publish`, one statement writing `posts`, inside a producer span linked to each

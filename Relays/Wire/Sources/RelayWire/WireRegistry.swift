@@ -147,6 +147,17 @@ import Foundation
         state.withLock { $0.mailByType[ObjectIdentifier(type)] }
     }
 
+    /// Whether a post of the mail type `type` names, from `sender`, can travel: the type is
+    /// registered, and so is the sender's type, if it has one. What a relay's backpressure asks
+    /// before it makes a post wait; the tap asks the same of each mail (``canRelay(_:fleetWide:)``).
+    @_spi(AsyncMailRelay) public func relays(_ type: ObjectIdentifier, from sender: (any Sendable)?) -> Bool {
+        state.withLock { state in
+            guard state.mailByType[type] != nil else { return false }
+            guard let sender else { return true }
+            return state.senderByType[ObjectIdentifier(Swift.type(of: sender))] != nil
+        }
+    }
+
     @_spi(AsyncMailRelay) public func mailCodec(named name: String) -> MailCodec? {
         state.withLock { $0.mailByName[name] }
     }
