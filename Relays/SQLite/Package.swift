@@ -62,6 +62,8 @@ let package = Package(
                 "AsyncMailSQLite",
                 .product(name: "AsyncMail", package: root),
                 .product(name: "AsyncMailTesting", package: root),
+                // The Setting Up article's ServiceGroup, run as written.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ],
