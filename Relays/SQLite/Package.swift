@@ -54,6 +54,8 @@ let package = Package(
                 "AsyncMailSQLite",
                 .product(name: "AsyncMail", package: root),
                 .product(name: "Logging", package: "swift-log"),
+                // The poller it measures the relay against uses SQLite directly, as a user would.
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ]
         ),
         .testTarget(

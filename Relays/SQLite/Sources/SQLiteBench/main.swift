@@ -10,6 +10,9 @@
 // `SQLiteBench relay [MAILS]` measures the relay itself the same way, mailroom to mailroom: a
 // process posts 100-byte mails (at 1,000 a second, then in batches of 100 as fast as they go)
 // and a second process's subscription receives them, against the same plain batched inserts.
+// `SQLiteBench compare [MAILS]` runs the relay, the loop a user writes instead (a plain table
+// and a reader that polls every millisecond, Poller.swift) and the plain batched inserts in one
+// run, quiet and then with every core kept busy, with the CPU both processes use per mail.
 import AsyncMail
 import AsyncMailSQLite
 import Foundation
@@ -105,16 +108,10 @@ struct BenchMail: Mail, Codable {
     let text: String
 }
 
-/// A relay on `path` carrying `BenchMail`.
+/// A relay on `path` carrying `BenchMail`, with the default settings a user gets: past the
+/// outbound queue's 10,000 mails, posts wait for room.
 func benchRelay(_ mailroom: Mailroom, path: String) throws -> SQLiteRelay {
-    // A queue that holds the whole throughput run: the bench measures writing and reading,
-    // not the bound (past it, posts are refused and reported, and the reader would wait for ever).
-    let relay = try SQLiteRelay(
-        mailroom: mailroom,
-        path: path,
-        configuration: .init(outboundQueueLimit: 1_000_000),
-        logger: logger
-    )
+    let relay = try SQLiteRelay(mailroom: mailroom, path: path, logger: logger)
     try relay.register(BenchMail.self, as: "bench")
     return relay
 }
@@ -127,11 +124,13 @@ func run(_ relay: SQLiteRelay) async -> Task<Void, any Error> {
     return task
 }
 
-/// The relay's reader: receives `count` mails in its mailroom, then prints their latencies.
+/// The relay's reader: receives `count` mails in its mailroom, then prints their latencies and
+/// the CPU seconds it used since it was ready.
 func readRelayed(path: String, count: Int) async throws {
     let mailroom = Mailroom()
     let mails = await mailroom.subscribe(to: BenchMail.self)
     let task = await run(try benchRelay(mailroom, path: path))
+    let cpuAtStart = cpuSeconds()
     say("ready")
     var latencies: [Double] = []
     latencies.reserveCapacity(count)
@@ -143,7 +142,15 @@ func readRelayed(path: String, count: Int) async throws {
         if latencies.count >= count { break }
     }
     latencies.sort()
-    say(String(format: "%.3f %.3f %.3f", percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.last ?? 0))
+    say(
+        String(
+            format: "%.3f %.3f %.3f %.3f",
+            percentile(latencies, 0.5),
+            percentile(latencies, 0.99),
+            latencies.last ?? 0,
+            cpuSeconds() - cpuAtStart
+        )
+    )
     task.cancel()
     _ = await task.result
 }
@@ -164,56 +171,120 @@ func perSecond(_ count: Int, _ duration: Duration) -> Int {
     Int(Double(count) / (Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)))
 }
 
-/// The relay, mailroom to mailroom between two processes, against plain batched inserts.
-func benchRelay(mails: Int) async throws {
-    let folder = NSTemporaryDirectory() + "sqlitebench-relay-\(getpid())"
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: folder) }
+/// The relay, mailroom to mailroom between two processes: one mail a post at 1,000 a second,
+/// then posts of 100 mails as fast as they go, until the other process has them all.
+func measureRelay(mails: Int, folder: String) async throws -> Measured {
     let path = folder + "/relay.sqlite"
     let mailroom = Mailroom()
     let relay = try benchRelay(mailroom, path: path)
     let task = await run(relay)
     let clock = ContinuousClock()
+    var measured = Measured()
 
-    // Latency: one mail a post, 1,000 a second.
     var (reader, output) = try startRelayReader(path: path, count: mails)
+    let pacedCPU = cpuSeconds()
     let start = clock.now
     for index in 0..<mails {
         await mailroom.post(BenchMail(text: payload()))
         try await clock.sleep(until: start + .milliseconds(index + 1))
     }
-    let latency = readLine(from: output) ?? "?"
+    let paced = Measured.split(readLine(from: output))
+    measured.latency = paced.latency
+    measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + paced.cpu) / Double(mails) * 1_000
     reader.waitUntilExit()
 
-    // Throughput: posts of 100 mails as fast as they go, until the other process has them all.
     let throughputMails = mails * 10
     (reader, output) = try startRelayReader(path: path, count: throughputMails)
-    let relayed = try await clock.measure {
+    let cpuBefore = cpuSeconds()
+    var readerCPU = 0.0
+    let took = try await clock.measure {
         for _ in 0..<(throughputMails / 100) {
             await mailroom.post(contentsOf: (0..<100).map { _ in BenchMail(text: payload()) })
         }
         try await relay.flush()
-        _ = readLine(from: output)
+        readerCPU = Measured.split(readLine(from: output)).cpu
         reader.waitUntilExit()
     }
+    measured.throughput = perSecond(throughputMails, took)
+    measured.cpuPerThousand = (cpuSeconds() - cpuBefore + readerCPU) / Double(throughputMails) * 1_000
     task.cancel()
     _ = await task.result
-    // Baseline: the same mails as plain batched inserts of 100 rows into the relay's table, with
-    // its storage settings and checkpoints, nobody reading, same run.
+    return measured
+}
+
+/// The ceiling: the same mails as plain batched inserts of 100 rows into the relay's table,
+/// with its storage settings and checkpoints, nobody reading. Rows a second.
+func measureInserts(mails: Int, folder: String) async throws -> Int {
     let database = try await RelayDatabase.open(path: folder + "/plain.sqlite", logger: logger)
     let checkpoints = checkpointing(database)
-    let inserted = try await clock.measure {
+    let throughputMails = mails * 10
+    let inserted = try await ContinuousClock().measure {
         for _ in 0..<(throughputMails / 100) { _ = try await database.append((0..<100).map { _ in payload() }, at: 0) }
     }
     checkpoints.cancel()
     await database.close()
+    return perSecond(throughputMails, inserted)
+}
+
+/// A fresh folder for one run's files, removed by `body`'s end.
+func inFolder<Result>(_ name: String, _ body: (String) async throws -> Result) async throws -> Result {
+    let folder = NSTemporaryDirectory() + "sqlitebench-\(name)-\(getpid())"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    return try await body(folder)
+}
+
+/// The relay against plain batched inserts.
+func benchRelay(mails: Int) async throws {
+    let relay = try await inFolder("relay") { try await measureRelay(mails: mails, folder: $0) }
+    let inserts = try await inFolder("inserts") { try await measureInserts(mails: mails, folder: $0) }
     print(
-        "relay: \(mails) mails at 1,000/s, then \(throughputMails) in posts of 100; cores: \(ProcessInfo.processInfo.activeProcessorCount)"
+        "relay: \(mails) mails at 1,000/s, then \(mails * 10) in posts of 100; cores: \(ProcessInfo.processInfo.activeProcessorCount)"
     )
-    print("latency ms (p50 p99 max), post to delivery in another process: \(latency)")
+    print("latency ms (p50 p99 max), post to delivery in another process: \(relay.latency)")
     print(
-        "throughput: relayed \(perSecond(throughputMails, relayed)) mails/s, plain inserts \(perSecond(throughputMails, inserted)) rows/s, ratio \(String(format: "%.2f", inserted / relayed))x"
+        "throughput: relayed \(relay.throughput) mails/s, plain inserts \(inserts) rows/s, ratio \(String(format: "%.2f", Double(relay.throughput) / Double(inserts)))x"
     )
+}
+
+/// The relay against the loop a user writes instead (a 1 ms poller) and plain batched inserts,
+/// in one run: with the cores quiet, then with a spinning thread on every core.
+func compare(mails: Int) async throws {
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    print("compare: \(mails) mails at 1,000/s, then \(mails * 10) in posts of 100; cores: \(cores)")
+    for busy in [false, true] {
+        let spinning = busy ? BusyCores(cores) : nil
+        let relay = try await inFolder("relay") { try await measureRelay(mails: mails, folder: $0) }
+        let poller = try await inFolder("poller") { try await benchPoller(mails: mails, folder: $0) }
+        let inserts = try await inFolder("inserts") { try await measureInserts(mails: mails, folder: $0) }
+        spinning?.stop()
+        let name = busy ? "busy (a spinning thread on every core)" : "quiet"
+        print(name + ":")
+        print("  latency ms (p50 p99 max): relay \(relay.latency); poller \(poller.latency)")
+        print(
+            "  mails/s to the other process: relay \(relay.throughput), poller \(poller.throughput); "
+                + "plain inserts \(inserts)"
+        )
+        print(
+            String(
+                format: "  CPU s per 1,000 mails, both processes, at 1,000/s: relay %.3f, poller %.3f; "
+                    + "as fast as they go: relay %.3f, poller %.3f",
+                relay.cpuPerThousandPaced,
+                poller.cpuPerThousandPaced,
+                relay.cpuPerThousand,
+                poller.cpuPerThousand
+            )
+        )
+        print(
+            String(
+                format: "  ratios: relay / inserts %.2fx (target >= 0.8); relay / poller CPU %.2fx at 1,000/s, "
+                    + "%.2fx as fast as they go (target <= 1.5)",
+                Double(relay.throughput) / Double(inserts),
+                relay.cpuPerThousandPaced / max(poller.cpuPerThousandPaced, 1e-9),
+                relay.cpuPerThousand / max(poller.cpuPerThousand, 1e-9)
+            )
+        )
+    }
 }
 
 let arguments = CommandLine.arguments
@@ -223,6 +294,14 @@ if arguments.count == 5, arguments[1] == "read" {
 }
 if arguments.count == 4, arguments[1] == "relay-read" {
     try await readRelayed(path: arguments[2], count: Int(arguments[3])!)
+    exit(0)
+}
+if arguments.count == 4, arguments[1] == "poll-read" {
+    try await pollRead(path: arguments[2], count: Int(arguments[3])!)
+    exit(0)
+}
+if arguments.count >= 2, arguments[1] == "compare" {
+    try await compare(mails: arguments.count > 2 ? Int(arguments[2]) ?? 5_000 : 5_000)
     exit(0)
 }
 if arguments.count >= 2, arguments[1] == "relay" {

@@ -1,0 +1,160 @@
+// The loop a user writes instead of the relay: a plain table, INSERTs on one side, and on the
+// other a reader that asks for new rows every millisecond. `SQLiteBench compare` runs it beside
+// the relay and plain batched inserts, in one run (Benchmarks/README.md has the figures).
+import Foundation
+import Logging
+import SQLiteNIO
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// CPU seconds this process has used, user and system.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)  // Glibc imports the constant as an enum case
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Opens `path` as the poller's table, in WAL mode with the relay's synchronous setting.
+func openPlain(_ path: String) async throws -> SQLiteConnection {
+    let connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+    _ = try await connection.query("PRAGMA journal_mode = WAL")
+    _ = try await connection.query("PRAGMA synchronous = NORMAL")
+    _ = try await connection.query("PRAGMA busy_timeout = 5000")
+    _ = try await connection.query(
+        "CREATE TABLE IF NOT EXISTS plain (id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL)"
+    )
+    return connection
+}
+
+/// Inserts `payloads` in one transaction, as a user's writer does.
+func insertPlain(_ connection: SQLiteConnection, _ payloads: [String]) async throws {
+    let values = Array(repeating: "(?)", count: payloads.count).joined(separator: ",")
+    _ = try await connection.query("INSERT INTO plain (payload) VALUES \(values)", payloads.map { .text($0) })
+}
+
+/// The poller: every millisecond, reads the rows after the last one it read, until it has
+/// `count`; then prints its latencies' percentiles and the CPU seconds it used since it was ready.
+func pollRead(path: String, count: Int) async throws {
+    let connection = try await openPlain(path)
+    var cursor =
+        try await connection.query("SELECT coalesce(max(id), 0) AS id FROM plain").first?
+        .column("id")?.integer ?? 0
+    let cpuAtStart = cpuSeconds()
+    say("ready")
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    while latencies.count < count {
+        let rows = try await connection.query(
+            "SELECT id, payload FROM plain WHERE id > ? ORDER BY id LIMIT 1000",
+            [.integer(cursor)]
+        )
+        let now = monotonicNanoseconds()
+        for row in rows {
+            cursor = row.column("id")?.integer ?? cursor
+            if let stamp = row.column("payload")?.string?.split(separator: "|").first.flatMap({ UInt64($0) }) {
+                latencies.append(Double(now &- stamp) / 1_000_000)
+            }
+        }
+        if rows.count < 1000 { try await Task.sleep(for: .milliseconds(1)) }
+    }
+    latencies.sort()
+    say(
+        String(
+            format: "%.3f %.3f %.3f %.3f",
+            percentile(latencies, 0.5),
+            percentile(latencies, 0.99),
+            latencies.last ?? 0,
+            cpuSeconds() - cpuAtStart
+        )
+    )
+    try await connection.close().get()
+}
+
+/// Runs this program as the poller of `count` rows; returns it once it is ready.
+func startPoller(path: String, count: Int) throws -> (Process, FileHandle) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["poll-read", path, String(count)]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    _ = readLine(from: output.fileHandleForReading)  // "ready"
+    return (process, output.fileHandleForReading)
+}
+
+/// What one contender measured: latency at 1,000 mails/s (p50, p99, max, ms), throughput to the
+/// other process (mails/s), and CPU seconds of both processes per 1,000 mails, at 1,000 mails/s
+/// and in the throughput run.
+struct Measured {
+    var latency = "?"
+    var throughput = 0
+    var cpuPerThousandPaced = 0.0
+    var cpuPerThousand = 0.0
+
+    /// The reader's last line: p50 p99 max (ms), then its CPU seconds.
+    static func split(_ line: String?) -> (latency: String, cpu: Double) {
+        let fields = (line ?? "?").split(separator: " ")
+        return (fields.prefix(3).joined(separator: " "), Double(fields.last ?? "") ?? 0)
+    }
+}
+
+/// The poller's two runs: one row a commit at 1,000 a second, then batches of 100 as fast as
+/// they go, until the poller has read them all.
+func benchPoller(mails: Int, folder: String) async throws -> Measured {
+    let path = folder + "/poll.sqlite"
+    let writer = try await openPlain(path)
+    let clock = ContinuousClock()
+    var measured = Measured()
+
+    var (reader, output) = try startPoller(path: path, count: mails)
+    let pacedCPU = cpuSeconds()
+    let start = clock.now
+    for index in 0..<mails {
+        try await insertPlain(writer, [payload()])
+        try await clock.sleep(until: start + .milliseconds(index + 1))
+    }
+    let paced = Measured.split(readLine(from: output))
+    measured.latency = paced.latency
+    measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + paced.cpu) / Double(mails) * 1_000
+    reader.waitUntilExit()
+
+    let throughputMails = mails * 10
+    (reader, output) = try startPoller(path: path, count: throughputMails)
+    let cpuBefore = cpuSeconds()
+    var readerCPU = 0.0
+    let took = try await clock.measure {
+        for _ in 0..<(throughputMails / 100) { try await insertPlain(writer, (0..<100).map { _ in payload() }) }
+        readerCPU = Measured.split(readLine(from: output)).cpu
+        reader.waitUntilExit()
+    }
+    measured.throughput = perSecond(throughputMails, took)
+    measured.cpuPerThousand = (cpuSeconds() - cpuBefore + readerCPU) / Double(throughputMails) * 1_000
+    try await writer.close().get()
+    return measured
+}
+
+/// Keeps `count` cores busy with a spinning thread each, until ``stop()``: the busy runs.
+final class BusyCores: Sendable {
+    private let stopped = Atomic<Bool>(false)
+
+    init(_ count: Int) {
+        for _ in 0..<count {
+            Thread { [self] in
+                var spins = 0
+                while !stopped.load(ordering: .relaxed) { spins &+= 1 }
+            }.start()
+        }
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+}
