@@ -10,75 +10,63 @@ extension PostgresRelay {
     /// How a batch is written, and whether a failed one is written again, is the mode's:
     /// ``DurableMode`` keeps a failed batch, numbered once, and publishes it again once
     /// reconnected (a lost connection loses nothing); ``EphemeralMode`` drops it and reports it,
-    /// and its numbers let every receiver count it as missing.
+    /// and its numbers let every receiver count it as missing. The loop is the carrier's, every
+    /// engine's (``PublisherMachine``).
     func publish() async {
         var connection: PostgresConnection?
-        var attempt = 0
-        while let items = await carrier.takeQueued() {
-            var unsent = items
-            // The posts every attempt at this batch publishes: its span's links and its durations.
-            let posts = Self.posts(in: items)
-            var durableBatch: DurableMode.Batch?  // numbered at the first attempt, kept for the next
-            while !unsent.isEmpty {
-                do {
-                    if connection == nil || connection?.isClosed == true {
-                        connection = try await connect()
-                    }
-                    // A connection that dies mid-statement is not always failed at once: bounded,
-                    // a stuck attempt is closed and retried like any other failure.
-                    let open = connection!
-                    switch mode {
-                    case .durable(let durable):
-                        let isRetry = durableBatch != nil
-                        let batch =
-                            durableBatch
-                            ?? durable.batch(of: unsent, origin: origin, signer: signer) { [registry] name in
-                                registry.mailCodec(named: name)?.isFleetWide ?? false
-                            }
-                        durableBatch = batch
-                        let origin = origin
-                        try await carrier.publishing(posts) {
-                            try await statement(on: open) {
-                                try await durable.insert(batch, origin: origin, isRetry: isRetry, on: open)
-                            }
-                        }
-                        count { $0.published += batch.mails }
-                    case .ephemeral(let ephemeral):
-                        let (sending, origin, signer) = (unsent, origin, signer)
-                        let sent = try await carrier.publishing(posts) {
-                            try await statement(on: open) {
-                                try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
-                            }
-                        }
-                        count { counters in
-                            counters.published += sent.mails
-                            counters.spilled += sent.spilledMails
-                        }
-                    }
-                    attempt = 0
-                    Self.resolveFlushes(in: unsent, .passed)
-                    unsent = []
-                } catch {
-                    await close(connection)
-                    connection = nil
-                    let mails = OutboundQueue.mailCount(of: unsent)
-                    report(.publishFailed(reason: Self.reason(error), mails: mails)) { $0.publishFailures += 1 }
-                    switch mode {
-                    case .durable:
-                        break  // the same batch again, once reconnected
-                    case .ephemeral:
-                        gate.lose(mails)  // counted before the flushes behind them return
-                        Self.resolveFlushes(in: unsent, .passed)
-                        unsent = []
-                    }
-                    attempt += 1
-                    guard !Task.isCancelled, await backoff(attempt: attempt) else {
-                        Self.resolveFlushes(in: unsent, .notRunning)
-                        return
+        let policy: PublisherMachine.FailurePolicy
+        switch mode {
+        case .durable: policy = .retry
+        case .ephemeral: policy = .drop
+        }
+        await carrier.publish(
+            policy: policy,
+            backoff: { await self.backoff(attempt: $0) },
+            prepare: { items in
+                // The posts every attempt at this batch publishes: its span's links and its durations.
+                var durable: DurableMode.Batch?
+                if case .durable(let mode) = mode {
+                    durable = mode.batch(of: items, origin: origin, signer: signer) { [registry] name in
+                        registry.mailCodec(named: name)?.isFleetWide ?? false
                     }
                 }
+                return (items: items, posts: Self.posts(in: items), durable: durable)
+            },
+            write: { batch, isRetry in
+                if connection == nil || connection?.isClosed == true {
+                    connection = try await connect()
+                }
+                // A connection that dies mid-statement is not always failed at once: bounded,
+                // a stuck attempt is closed and retried like any other failure.
+                let open = connection!
+                switch mode {
+                case .durable(let durable):
+                    let (numbered, origin) = (batch.durable!, origin)
+                    try await carrier.publishing(batch.posts) {
+                        try await statement(on: open) {
+                            try await durable.insert(numbered, origin: origin, isRetry: isRetry, on: open)
+                        }
+                    }
+                    count { $0.published += numbered.mails }
+                case .ephemeral(let ephemeral):
+                    let (sending, origin, signer) = (batch.items, origin, signer)
+                    let sent = try await carrier.publishing(batch.posts) {
+                        try await statement(on: open) {
+                            try await ephemeral.send(sending, origin: origin, signer: signer, on: open)
+                        }
+                    }
+                    count { counters in
+                        counters.published += sent.mails
+                        counters.spilled += sent.spilledMails
+                    }
+                }
+            },
+            failed: { error in
+                await close(connection)
+                connection = nil
+                return Self.reason(error)
             }
-        }
+        )
         await close(connection)
     }
 
@@ -108,10 +96,5 @@ extension PostgresRelay {
             guard case .post(let post) = item else { return nil }
             return post
         }
-    }
-
-    /// Tells the flushes among `items` how their batch ended.
-    private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushOutcome) {
-        for case .flush(let ticket) in items { ticket.resolve(outcome) }
     }
 }

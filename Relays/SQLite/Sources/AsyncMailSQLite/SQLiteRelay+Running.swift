@@ -276,45 +276,35 @@ extension SQLiteRelay {
 
     /// Writes queued posts until the queue is closed and empty: each batch numbered once for this
     /// origin, and written again as it was after a failure (which wrote nothing), so a receiver
-    /// finds no gap in the origin's numbers.
+    /// finds no gap in the origin's numbers. The loop is the carrier's, every engine's.
     func publish(_ storage: Storage) async {
-        var attempt = 0
-        while let items = await carrier.takeQueued() {
-            let posts = items.compactMap { item -> OutboundPost? in
-                guard case .post(let post) = item else { return nil }
-                return post
-            }
-            let rows = batch(of: posts)
-            let mails = OutboundQueue.mailCount(of: items)
-            while true {
-                do {
-                    let database = storage.database
-                    _ = try await carrier.publishing(posts) {
-                        try await database.publish(rows, at: Self.milliseconds())
-                    }
-                    if mails > 0 { reporter.count { $0.published += mails } }
-                    if !rows.isEmpty {
-                        storage.wakeUps.nudge()
-                        if rows.contains(where: { $0.stream != nil }) { storage.wakeUps.wakeHere() }
-                    }
-                    attempt = 0
-                    Self.resolveFlushes(in: items, .passed)
-                    if items.contains(where: { if case .heartbeat = $0 { true } else { false } }) {
-                        await expire(storage.database)
-                    }
-                    break
-                } catch {
-                    reporter.report(.publishFailed(reason: String(describing: error), mails: mails)) {
-                        $0.publishFailures += 1
-                    }
-                    attempt += 1
-                    guard !Task.isCancelled, await backoff(attempt: attempt) else {
-                        Self.resolveFlushes(in: items, .notRunning)
-                        return
-                    }
+        await carrier.publish(
+            policy: .retry,
+            backoff: { await self.backoff(attempt: $0) },
+            prepare: { items in
+                let posts = items.compactMap { item -> OutboundPost? in
+                    guard case .post(let post) = item else { return nil }
+                    return post
                 }
-            }
-        }
+                return (items: items, posts: posts, rows: self.batch(of: posts))
+            },
+            write: { batch, _ in
+                let database = storage.database
+                _ = try await carrier.publishing(batch.posts) {
+                    try await database.publish(batch.rows, at: Self.milliseconds())
+                }
+                let mails = OutboundQueue.mailCount(of: batch.items)
+                if mails > 0 { reporter.count { $0.published += mails } }
+                if !batch.rows.isEmpty {
+                    storage.wakeUps.nudge()
+                    if batch.rows.contains(where: { $0.stream != nil }) { storage.wakeUps.wakeHere() }
+                }
+                if batch.items.contains(where: { if case .heartbeat = $0 { true } else { false } }) {
+                    await expire(storage.database)
+                }
+            },
+            failed: { String(describing: $0) }
+        )
     }
 
     /// Numbers `posts` for this origin, once: one signed row per post.
@@ -335,11 +325,6 @@ extension SQLiteRelay {
                     ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : nil
             )
         }
-    }
-
-    /// Tells the flushes among `items` how their batch ended.
-    private static func resolveFlushes(in items: [OutboundQueue.Item], _ outcome: FlushOutcome) {
-        for case .flush(let ticket) in items { ticket.resolve(outcome) }
     }
 
     /// Waits before attempt `attempt`: doubling from the backoff's lower bound to its upper,
