@@ -188,52 +188,8 @@ public final class PostgresRelay: MailRelay {
     ///   or read the relay's table (for example, the role lacks the right). A server that cannot
     ///   be reached, or a connection lost during set-up, is retried with backoff.
     public func run() async throws {
-        let gate = self.gate
         state.withLock { $0.hasStarted = true }
-        // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
-        // types with fleet-wide positions, which the mailroom routes here instead of delivering.
-        // Bounded by the gate, which admits a post only while the backlog allows.
-        let (posts, postsContinuation) = AsyncStream.makeStream(of: [PostedMail].self)
-        let tap = await carrier.open(into: postsContinuation)
-        defer {
-            carrier.close()
-            postsContinuation.finish()
-            presence.end()  // also when set-up failed; a clean stop has removed its entries first
-            finishEvents()
-        }
-        try await withThrowingTaskGroup(of: Void.self) { watching in
-            // The mailroom closed: nothing more will be posted.
-            watching.addTask {
-                for await _ in tap {}
-                postsContinuation.finish()
-            }
-            defer { watching.cancelAll() }
-            try await withThrowingTaskGroup(of: Void.self) { forwarding in
-                // From the first post, so that the outbound bound holds while the table is prepared.
-                forwarding.addTask { await self.carrier.forward(posts) }
-                do {
-                    try await prepareTable()
-                } catch {
-                    carrier.stopped(by: error)
-                    throw error
-                }
-                await withTaskGroup(of: Void.self) { listening in
-                    listening.addTask { await self.listen() }
-                    listening.addTask { await self.keepPresence() }
-                    await withTaskGroup(of: Void.self) { outbound in
-                        outbound.addTask { await self.publish() }
-                        if case .ephemeral = mode { outbound.addTask { await self.beat() } }
-                        // Until shutdown; then what was posted before it still goes out, and no more.
-                        try? await gracefulShutdown()
-                        if gate.beginShutdown() { forwarding.cancelAll() }  // all forwarded already
-                        _ = try? await forwarding.next()
-                        queue.close()
-                    }
-                    listening.cancelAll()  // everything queued is out: stop listening
-                }
-                await leavePresence()
-            }
-        }
+        try await RelayRunner(engine: PostgresEngine(relay: self)).run()
     }
 
     /// Returns once everything posted to the mailroom before it has been published: committed

@@ -28,79 +28,8 @@ extension SQLiteRelay {
     ///   a file no other process writes. `RelayError.tableSetupFailed(table:reason:)` when
     ///   SQLite refuses to set the file up (it is not a database, say).
     public func run() async throws {
-        let gate = carrier.gate
         state.withLock { $0.hasStarted = true }
-        // What the forwarding loop takes, in the mailroom's one order: tapped posts, and posts of
-        // types with host-wide positions, which the mailroom routes here instead of delivering.
-        let (posts, postsContinuation) = AsyncStream.makeStream(of: [PostedMail].self)
-        let tap = await carrier.open(into: postsContinuation)
-        defer {
-            carrier.close()
-            postsContinuation.finish()
-            presence.end()  // also when opening failed; a clean stop has removed its entries first
-            reporter.finish()
-        }
-        // The first of a graceful shutdown, a cancellation, or the reader's giving up.
-        let (stops, stop) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let failure = Guarded<(any Error)?>(nil)
-        await withTaskGroup(of: Void.self) { watching in
-            // The mailroom closed: nothing more will be posted.
-            watching.addTask {
-                for await _ in tap {}
-                postsContinuation.finish()
-            }
-            watching.addTask {
-                try? await gracefulShutdown()
-                stop.yield()
-            }
-            defer { watching.cancelAll() }
-            await withTaskGroup(of: Void.self) { forwarding in
-                // From the first post, so that the outbound bound holds while the file is opened.
-                forwarding.addTask { await self.carrier.forward(posts) }
-                let storage: Storage
-                do {
-                    storage = try await open()
-                } catch {
-                    failure.withLock { $0 = error }
-                    carrier.stopped(by: error)
-                    forwarding.cancelAll()
-                    return
-                }
-                await withTaskGroup(of: Void.self) { reading in
-                    reading.addTask { await storage.database.keepCheckpointing(logger: self.logger) }
-                    if let tables = storage.presence {
-                        reading.addTask { await self.keepPresence(tables, storage.wakeUps) }
-                    }
-                    reading.addTask {
-                        do {
-                            try await self.read(storage)
-                        } catch {
-                            failure.withLock { $0 = error }
-                            self.carrier.stopped(by: error)
-                            stop.yield()
-                        }
-                    }
-                    await withTaskGroup(of: Void.self) { outbound in
-                        outbound.addTask { await self.publish(storage) }
-                        for await _ in stops { break }
-                        if failure.withLock({ $0 }) != nil {
-                            forwarding.cancelAll()
-                            outbound.cancelAll()
-                        } else if gate.beginShutdown() {
-                            forwarding.cancelAll()  // all forwarded already
-                        }
-                        // Until shutdown; then what was posted before it still goes out, and no more.
-                        await forwarding.next()
-                        carrier.queue.close()
-                    }
-                    reading.cancelAll()
-                }
-                if let tables = storage.presence { await leavePresence(tables) }
-                state.withLock { ($0.database, $0.wakeUps) = (nil, nil) }
-                await storage.close()
-            }
-        }
-        if let error = failure.withLock({ $0 }) { throw error }
+        try await RelayRunner(engine: SQLiteEngine(relay: self)).run()
     }
 
     /// The file and the socket, open.
@@ -124,7 +53,7 @@ extension SQLiteRelay {
 
     /// Opens the file and the socket, starts reading after the newest row, and fills the
     /// histories of types with host-wide positions.
-    private func open() async throws -> Storage {
+    func open() async throws -> Storage {
         let database: RelayDatabase
         do {
             database = try await RelayDatabase.open(
@@ -199,7 +128,7 @@ extension SQLiteRelay {
     /// reads again after the last row delivered.
     ///
     /// - Throws: ``RelayFileError`` once the file was deleted or replaced.
-    private func read(_ storage: Storage) async throws {
+    func read(_ storage: Storage) async throws {
         let feed = RowFeed(
             database: storage.database,
             wakeUps: storage.wakeUps,
@@ -265,7 +194,7 @@ extension SQLiteRelay {
     }
 
     /// Deletes rows older than the retention; a failure is logged, and the next runs again.
-    private func expire(_ database: RelayDatabase) async {
+    func expire(_ database: RelayDatabase) async {
         let cutoff = Self.milliseconds() - Int64(configuration.retention.components.seconds * 1_000)
         do {
             _ = try await database.deleteExpired(before: cutoff)
@@ -274,41 +203,8 @@ extension SQLiteRelay {
         }
     }
 
-    /// Writes queued posts until the queue is closed and empty: each batch numbered once for this
-    /// origin, and written again as it was after a failure (which wrote nothing), so a receiver
-    /// finds no gap in the origin's numbers. The loop is the carrier's, every engine's.
-    func publish(_ storage: Storage) async {
-        await carrier.publish(
-            policy: .retry,
-            backoff: { await self.backoff(attempt: $0) },
-            prepare: { items in
-                let posts = items.compactMap { item -> OutboundPost? in
-                    guard case .post(let post) = item else { return nil }
-                    return post
-                }
-                return (items: items, posts: posts, rows: self.batch(of: posts))
-            },
-            write: { batch, _ in
-                let database = storage.database
-                _ = try await carrier.publishing(batch.posts) {
-                    try await database.publish(batch.rows, at: Self.milliseconds())
-                }
-                let mails = OutboundQueue.mailCount(of: batch.items)
-                if mails > 0 { reporter.count { $0.published += mails } }
-                if !batch.rows.isEmpty {
-                    storage.wakeUps.nudge()
-                    if batch.rows.contains(where: { $0.stream != nil }) { storage.wakeUps.wakeHere() }
-                }
-                if batch.items.contains(where: { if case .heartbeat = $0 { true } else { false } }) {
-                    await expire(storage.database)
-                }
-            },
-            failed: { String(describing: $0) }
-        )
-    }
-
     /// Numbers `posts` for this origin, once: one signed row per post.
-    private func batch(of posts: [OutboundPost]) -> [RelayDatabase.NewRow] {
+    func batch(of posts: [OutboundPost]) -> [RelayDatabase.NewRow] {
         let mails = posts.reduce(0) { $0 + $1.mails.count }
         var last = state.withLock { state in
             defer { state.lastNumber += mails }
