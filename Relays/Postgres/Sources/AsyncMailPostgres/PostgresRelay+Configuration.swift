@@ -108,6 +108,21 @@ extension PostgresRelay {
             }
         }
 
+        /// The settings every engine shares, for `RelayParts`.
+        var shared: RelayParts.Settings {
+            RelayParts.Settings(
+                maximumMailBytes: maximumMailBytes,
+                maximumPostBytes: maximumPostBytes,
+                outboundQueueLimit: outboundQueueLimit,
+                backpressure: backpressure,
+                heartbeatInterval: heartbeatInterval,
+                retention: retention,
+                authenticationKey: authenticationKey,
+                metricsFactory: metricsFactory,
+                presence: presence
+            )
+        }
+
         /// Presence's settings, checked against the heartbeat.
         func validatedPresence() throws(RelayConfigurationError) {
             try presence?.validated(heartbeat: heartbeatInterval)

@@ -99,53 +99,26 @@ public final class PostgresRelay: MailRelay {
         self.configuration = configuration
         let tableName = try configuration.validatedTable()
         try configuration.validatedPresence()
-        self.origin = UUID().uuidString.lowercased()
-        self.signer = configuration.authenticationKey?.signer
-        var logger = logger
-        logger[metadataKey: "relay.channel"] = "\(configuration.channel)"
-        logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
-        self.reporter = RelayReporter(
-            metrics: RelayMetrics(
-                factory: configuration.metricsFactory,
-                system: "asyncmail-postgres",
-                destination: configuration.channel.name
-            ),
-            logger: logger
-        )
-        self.carrier = MailCarrier(
+        let parts = RelayParts(
             mailroom: mailroom,
-            registry: WireRegistry(),
-            queueLimit: configuration.outboundQueueLimit,
-            reporter: reporter,
-            mailLimit: configuration.maximumMailBytes,
-            postLimit: configuration.maximumPostBytes,
-            destination: configuration.channel.name,
+            settings: configuration.shared,
             system: "asyncmail-postgres",
-            backpressure: configuration.backpressure
+            destination: configuration.channel.name,
+            logger: logger,
+            logged: ("relay.channel", "\(configuration.channel)"),
+            scope: configuration.channel.name,
+            // The ledger's clock ticks once per heartbeat while listening.
+            tick: configuration.heartbeatInterval,
+            followsSpillNotices: configuration.mode == .ephemeral
         )
-        // The ledger's clock ticks once per heartbeat while listening: an origin is forgotten
-        // after the retention of listening without mail from it.
-        let ticks = configuration.retention / max(configuration.heartbeatInterval, .milliseconds(1))
-        self.receiver = InboundReceiver(
-            registry: carrier.registry,
-            signer: signer,
-            ownOrigin: origin,
-            followsSpillNotices: configuration.mode == .ephemeral,
-            forgetAfter: Int(min(max(ticks.rounded(.up), 1), 1e9))
+        (origin, signer, reporter, carrier, presence, receiver) = (
+            parts.origin, parts.signer, parts.reporter, parts.carrier, parts.presence, parts.receiver
         )
         self.applicationName = "asyncmail-relay-" + origin.prefix(8)
         var connection = connection
         connection.options.additionalStartupParameters.append(("application_name", applicationName))
         self.connectionConfiguration = connection
         self.table = RelayTable(name: tableName, channel: configuration.channel.name, logger: logger)
-        self.presence = PresenceKeeper(
-            settings: configuration.presence,
-            heartbeat: configuration.heartbeatInterval,
-            scope: configuration.channel.name,
-            origin: origin,
-            signer: signer,
-            reporter: reporter
-        )
         self.presenceTable = PresenceTable(channel: configuration.channel.name, instance: origin, logger: logger)
         switch configuration.mode {
         case .durable: self.mode = .durable(DurableMode(table: table))

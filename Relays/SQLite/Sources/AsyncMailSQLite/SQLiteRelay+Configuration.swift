@@ -1,4 +1,4 @@
-import AsyncMailRelay
+@_spi(AsyncMailRelay) import AsyncMailRelay
 import CoreMetrics
 
 extension SQLiteRelay {
@@ -83,6 +83,20 @@ extension SQLiteRelay {
             self.metricsFactory = metricsFactory
             self.presence = presence
             self.heartbeatInterval = heartbeatInterval
+        }
+        /// The settings every engine shares, for `RelayParts`.
+        var shared: RelayParts.Settings {
+            RelayParts.Settings(
+                maximumMailBytes: maximumMailBytes,
+                maximumPostBytes: maximumPostBytes,
+                outboundQueueLimit: outboundQueueLimit,
+                backpressure: backpressure,
+                heartbeatInterval: heartbeatInterval,
+                retention: retention,
+                authenticationKey: authenticationKey,
+                metricsFactory: metricsFactory,
+                presence: presence
+            )
         }
     }
 

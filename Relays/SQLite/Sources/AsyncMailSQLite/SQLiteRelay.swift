@@ -102,48 +102,19 @@ public final class SQLiteRelay: MailRelay {
         self.mailroom = mailroom
         self.path = path
         self.configuration = configuration
-        self.origin = UUID().uuidString.lowercased()
-        self.signer = configuration.authenticationKey?.signer
-        var logger = logger
-        logger[metadataKey: "relay.database"] = "\(path)"
-        logger[metadataKey: "relay.origin"] = "\(origin.prefix(8))"
-        let destination = String(path.split(separator: "/").last ?? Substring(path))
-        self.reporter = RelayReporter(
-            metrics: RelayMetrics(
-                factory: configuration.metricsFactory,
-                system: "asyncmail-sqlite",
-                destination: destination
-            ),
-            logger: logger
-        )
-        self.carrier = MailCarrier(
+        let parts = RelayParts(
             mailroom: mailroom,
-            registry: WireRegistry(),
-            queueLimit: configuration.outboundQueueLimit,
-            reporter: reporter,
-            mailLimit: configuration.maximumMailBytes,
-            postLimit: configuration.maximumPostBytes,
-            destination: destination,
+            settings: configuration.shared,
             system: "asyncmail-sqlite",
-            backpressure: configuration.backpressure
-        )
-        self.presence = PresenceKeeper(
-            settings: configuration.presence,
-            heartbeat: configuration.heartbeatInterval,
+            destination: String(path.split(separator: "/").last ?? Substring(path)),
+            logger: logger,
+            logged: ("relay.database", path),
             scope: RelayDatabase.table,
-            origin: origin,
-            signer: signer,
-            reporter: reporter
+            // The ledger's clock ticks once per check while reading.
+            tick: configuration.checkInterval
         )
-        // The ledger's clock ticks once per check: an origin is forgotten after the retention
-        // of reading without mail from it.
-        let ticks = configuration.retention / max(configuration.checkInterval, .milliseconds(1))
-        self.receiver = InboundReceiver(
-            registry: carrier.registry,
-            signer: signer,
-            ownOrigin: origin,
-            followsSpillNotices: false,
-            forgetAfter: Int(min(max(ticks.rounded(.up), 1), 1e9))
+        (origin, signer, reporter, carrier, presence, receiver) = (
+            parts.origin, parts.signer, parts.reporter, parts.carrier, parts.presence, parts.receiver
         )
     }
 
