@@ -37,15 +37,16 @@ extension Mailroom {
     }
 
     /// Runs `post`, an asynchronous post of `M` from `sender`, inside the admissions a relay
-    /// registered; one atomic load while there are none.
+    /// registered; one atomic load while there are none. The sender is boxed only then: boxing
+    /// it for every post cost posts from objects measurably (`Benchmarks/README.md`).
     @inlinable
     nonisolated(nonsending) func _admitted<M: Mail>(
         _ type: M.Type,
-        from sender: (any Sendable)?,
+        from sender: @autoclosure () -> (any Sendable)?,
         _ post: () -> Receipt
     ) async -> Receipt {
         guard _switchboard._admissions.isActive else { return post() }
-        return await _switchboard._admissions.admit(ObjectIdentifier(M.self), sender, post)
+        return await _switchboard._admissions.admit(ObjectIdentifier(M.self), sender(), post)
     }
 
     /// Stops an admission ``_admitPosts(through:)`` registered; posts inside it finish there.
