@@ -108,37 +108,17 @@ struct Measured {
     }
 }
 
-/// The poller's two runs: one row a commit at 1,000 a second, then batches of 100 as fast as
-/// they go, until the poller has read them all.
+/// The poller: a plain table, one row a commit, read by a loop polling every millisecond.
 func benchPoller(mails: Int, folder: String) async throws -> Measured {
     let path = folder + "/poll.sqlite"
     let writer = try await openPlain(path)
-    let clock = ContinuousClock()
-    var measured = Measured()
-
-    var (reader, output) = try startPoller(path: path, count: mails)
-    let pacedCPU = cpuSeconds()
-    let start = clock.now
-    for index in 0..<mails {
-        try await insertPlain(writer, [payload()])
-        try await clock.sleep(until: start + .milliseconds(index + 1))
-    }
-    let paced = Measured.split(readLine(from: output))
-    measured.latency = paced.latency
-    measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + paced.cpu) / Double(mails) * 1_000
-    reader.waitUntilExit()
-
-    let throughputMails = mails * 10
-    (reader, output) = try startPoller(path: path, count: throughputMails)
-    let cpuBefore = cpuSeconds()
-    var readerCPU = 0.0
-    let took = try await clock.measure {
-        for _ in 0..<(throughputMails / 100) { try await insertPlain(writer, (0..<100).map { _ in payload() }) }
-        readerCPU = Measured.split(readLine(from: output)).cpu
-        reader.waitUntilExit()
-    }
-    measured.throughput = perSecond(throughputMails, took)
-    measured.cpuPerThousand = (cpuSeconds() - cpuBefore + readerCPU) / Double(throughputMails) * 1_000
+    let measured = try await measure(
+        mails: mails,
+        reader: { try startPoller(path: path, count: $0) },
+        postOne: { try await insertPlain(writer, [payload()]) },
+        postHundred: { try await insertPlain(writer, (0..<100).map { _ in payload() }) },
+        flush: {}
+    )
     try await writer.close().get()
     return measured
 }

@@ -172,21 +172,42 @@ func perSecond(_ count: Int, _ duration: Duration) -> Int {
     Int(Double(count) / (Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)))
 }
 
-/// The relay, mailroom to mailroom between two processes: one mail a post at 1,000 a second,
-/// then posts of 100 mails as fast as they go, until the other process has them all.
+/// The relay, mailroom to mailroom between two processes, default settings.
 func measureRelay(mails: Int, folder: String) async throws -> Measured {
     let path = folder + "/relay.sqlite"
     let mailroom = Mailroom()
     let relay = try benchRelay(mailroom, path: path)
     let task = await run(relay)
+    let measured = try await measure(
+        mails: mails,
+        reader: { try startRelayReader(path: path, count: $0) },
+        postOne: { await mailroom.post(BenchMail(text: payload())) },
+        postHundred: { await mailroom.post(contentsOf: (0..<100).map { _ in BenchMail(text: payload()) }) },
+        flush: { try await relay.flush() }
+    )
+    task.cancel()
+    _ = await task.result
+    return measured
+}
+
+/// One contender's two runs, the same for each: one mail a post at 1,000 a second, then posts
+/// of 100 mails as fast as they go, until the reader `reader` starts in another process has
+/// them all. CPU is both processes'.
+func measure(
+    mails: Int,
+    reader startReader: (_ count: Int) throws -> (Process, FileHandle),
+    postOne: () async throws -> Void,
+    postHundred: () async throws -> Void,
+    flush: () async throws -> Void
+) async throws -> Measured {
     let clock = ContinuousClock()
     var measured = Measured()
 
-    var (reader, output) = try startRelayReader(path: path, count: mails)
+    var (reader, output) = try startReader(mails)
     let pacedCPU = cpuSeconds()
     let start = clock.now
     for index in 0..<mails {
-        await mailroom.post(BenchMail(text: payload()))
+        try await postOne()
         try await clock.sleep(until: start + .milliseconds(index + 1))
     }
     let paced = Measured.split(readLine(from: output))
@@ -195,21 +216,17 @@ func measureRelay(mails: Int, folder: String) async throws -> Measured {
     reader.waitUntilExit()
 
     let throughputMails = mails * 10
-    (reader, output) = try startRelayReader(path: path, count: throughputMails)
+    (reader, output) = try startReader(throughputMails)
     let cpuBefore = cpuSeconds()
     var readerCPU = 0.0
     let took = try await clock.measure {
-        for _ in 0..<(throughputMails / 100) {
-            await mailroom.post(contentsOf: (0..<100).map { _ in BenchMail(text: payload()) })
-        }
-        try await relay.flush()
+        for _ in 0..<(throughputMails / 100) { try await postHundred() }
+        try await flush()
         readerCPU = Measured.split(readLine(from: output)).cpu
         reader.waitUntilExit()
     }
     measured.throughput = perSecond(throughputMails, took)
     measured.cpuPerThousand = (cpuSeconds() - cpuBefore + readerCPU) / Double(throughputMails) * 1_000
-    task.cancel()
-    _ = await task.result
     return measured
 }
 

@@ -186,14 +186,10 @@ public final class MailCarrier: Sendable {
         var pendingMails = 0  // every mail of the post in progress, sent or not
         var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
         let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
-        defer {  // posts refused after the last wake-up, as the loop stops
-            let refused = gate.takeRefusedPosts()
-            if refused > 0 { reporter.report(.queueOverflow(posts: refused)) { $0.queueOverflow += refused } }
-        }
+        defer { reportRefused(gate.takeRefusedPosts()) }  // refused after the last wake-up, as the loop stops
         for await mails in tap {
             if mails.isEmpty {  // a post was refused: report it now
-                let refused = gate.takeRefusedPosts()
-                if refused > 0 { reporter.report(.queueOverflow(posts: refused)) { $0.queueOverflow += refused } }
+                reportRefused(gate.takeRefusedPosts())
                 continue
             }
             for posted in mails {
@@ -249,15 +245,17 @@ public final class MailCarrier: Sendable {
                     tooLarge = false
                 }
                 let progress = gate.forwardedOne()
-                if progress.refusedPosts > 0 {
-                    reporter.report(.queueOverflow(posts: progress.refusedPosts)) {
-                        $0.queueOverflow += progress.refusedPosts
-                    }
-                }
+                reportRefused(progress.refusedPosts)
                 for ticket in progress.matured where !queue.append(.flush(ticket)) { ticket.resolve(.notRunning) }
                 if progress.isDone { return }  // shutting down, and all is forwarded
             }
         }
+    }
+
+    /// Reports posts the gate refused (the queue full past the backpressure's wait), if any.
+    private func reportRefused(_ posts: Int) {
+        guard posts > 0 else { return }
+        reporter.report(.queueOverflow(posts: posts)) { $0.queueOverflow += posts }
     }
 
     /// Registers a flush: it returns once everything posted before it has been through the
