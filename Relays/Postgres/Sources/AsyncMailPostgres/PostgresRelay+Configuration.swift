@@ -101,26 +101,11 @@ extension PostgresRelay {
         /// How long the relay keeps a row: the durable retention, or the ephemeral mode's five
         /// minutes for spilled posts. Also how long an origin's numbering is remembered without
         /// mail from it.
-        var retention: Duration {
+        @_spi(AsyncMailRelay) public var retention: Duration {
             switch mode {
             case .durable(let retention): retention
             case .ephemeral: EphemeralMode.spillRetention
             }
-        }
-
-        /// The settings every engine shares, for `RelayParts`.
-        var shared: RelayParts.Settings {
-            RelayParts.Settings(
-                maximumMailBytes: maximumMailBytes,
-                maximumPostBytes: maximumPostBytes,
-                outboundQueueLimit: outboundQueueLimit,
-                backpressure: backpressure,
-                heartbeatInterval: heartbeatInterval,
-                retention: retention,
-                authenticationKey: authenticationKey,
-                metricsFactory: metricsFactory,
-                presence: presence
-            )
         }
 
         /// Presence's settings, checked against the heartbeat.
@@ -135,3 +120,5 @@ extension PostgresRelay {
         }
     }
 }
+
+@_spi(AsyncMailRelay) extension PostgresRelay.Configuration: RelaySettings {}

@@ -84,20 +84,6 @@ extension SQLiteRelay {
             self.presence = presence
             self.heartbeatInterval = heartbeatInterval
         }
-        /// The settings every engine shares, for `RelayParts`.
-        var shared: RelayParts.Settings {
-            RelayParts.Settings(
-                maximumMailBytes: maximumMailBytes,
-                maximumPostBytes: maximumPostBytes,
-                outboundQueueLimit: outboundQueueLimit,
-                backpressure: backpressure,
-                heartbeatInterval: heartbeatInterval,
-                retention: retention,
-                authenticationKey: authenticationKey,
-                metricsFactory: metricsFactory,
-                presence: presence
-            )
-        }
     }
 
     /// Whose positions a relayed type's mail carries: this mailroom's own, or the database's,
@@ -125,3 +111,5 @@ extension SQLiteRelay {
         }
     }
 }
+
+@_spi(AsyncMailRelay) extension SQLiteRelay.Configuration: RelaySettings {}

@@ -6,9 +6,9 @@ import Foundation
 /// outbound queue, and delivers what the engine received into the mailroom, marked so that it
 /// never goes out again.
 ///
-/// An engine makes one per relay; while it runs, it calls ``open(into:)`` first and ``close()``
-/// last, runs ``forward(_:)``, writes what ``takeQueued()`` hands it, and gives what it reads
-/// to ``deliver(_:sender:positions:)``.
+/// Every relay has one (``RelayParts``). While it runs, ``RelayRunner`` calls ``open(into:)``
+/// first and ``close()`` last, runs ``forward(_:)`` and the publish loop over ``takeQueued()``;
+/// the engine gives what it reads to ``deliver(_:sender:positions:)``.
 @_spi(AsyncMailRelay)
 public final class MailCarrier: Sendable {
     public let mailroom: Mailroom

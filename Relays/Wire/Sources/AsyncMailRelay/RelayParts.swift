@@ -4,6 +4,38 @@ import Foundation
 import Logging
 @_spi(AsyncMailRelay) import RelayWire
 
+/// What every engine's configuration holds, under the same names: conforming, it hands them to
+/// ``RelayParts`` as ``shared``.
+@_spi(AsyncMailRelay) public protocol RelaySettings {
+    var maximumMailBytes: Int { get }
+    var maximumPostBytes: Int { get }
+    var outboundQueueLimit: Int { get }
+    var backpressure: OutboundBackpressure { get }
+    var heartbeatInterval: Duration { get }
+    /// How long the store keeps a row; also how long an origin's numbering is remembered.
+    var retention: Duration { get }
+    var authenticationKey: RelayKey? { get }
+    var metricsFactory: (any MetricsFactory)? { get }
+    var presence: RelayPresence? { get }
+}
+
+extension RelaySettings {
+    /// These settings, for ``RelayParts``.
+    @_spi(AsyncMailRelay) public var shared: RelayParts.Settings {
+        RelayParts.Settings(
+            maximumMailBytes: maximumMailBytes,
+            maximumPostBytes: maximumPostBytes,
+            outboundQueueLimit: outboundQueueLimit,
+            backpressure: backpressure,
+            heartbeatInterval: heartbeatInterval,
+            retention: retention,
+            authenticationKey: authenticationKey,
+            metricsFactory: metricsFactory,
+            presence: presence
+        )
+    }
+}
+
 /// The parts every relay is made of, made once from the settings every engine shares: its
 /// origin, its signer, its reporter (events, counters, logs, metrics), its carrier (forwarding,
 /// the outbound queue, delivery), its presence, and the receiver that checks what it reads.
