@@ -22,11 +22,17 @@ struct PostgresEngine: RelayEngine {
 
     /// A batch, prepared once for every attempt at it.
     struct Batch {
-        let items: [OutboundQueue.Item]
         /// Its posts: its span's links and its durations.
         let posts: [OutboundPost]
-        /// Durable mode: the batch numbered for this origin.
-        let durable: DurableMode.Batch?
+        let write: Write
+    }
+
+    /// What the mode writes for a batch.
+    enum Write {
+        /// The batch numbered for this origin, once.
+        case durable(DurableMode, DurableMode.Batch)
+        /// The queue's items as they are, heartbeats and spill notices included.
+        case ephemeral(EphemeralMode, [OutboundQueue.Item])
     }
 
     var carrier: MailCarrier { relay.carrier }
@@ -54,44 +60,40 @@ struct PostgresEngine: RelayEngine {
     }
 
     func prepare(_ items: [OutboundQueue.Item]) -> Batch {
-        var durable: DurableMode.Batch?
-        if case .durable(let mode) = relay.mode {
-            durable = mode.batch(of: items, origin: relay.origin, signer: relay.signer) { [registry = relay.registry] in
-                registry.mailCodec(named: $0)?.isFleetWide ?? false
+        let write: Write
+        switch relay.mode {
+        case .durable(let durable):
+            let numbered = durable.batch(of: items, origin: relay.origin, signer: relay.signer) {
+                [registry = relay.registry] in registry.mailCodec(named: $0)?.isFleetWide ?? false
             }
+            write = .durable(durable, numbered)
+        case .ephemeral(let ephemeral):
+            write = .ephemeral(ephemeral, items)
         }
-        let posts = items.compactMap { item -> OutboundPost? in
-            guard case .post(let post) = item else { return nil }
-            return post
-        }
-        return Batch(items: items, posts: posts, durable: durable)
+        return Batch(posts: OutboundQueue.posts(in: items), write: write)
     }
 
     func append(_ batch: Batch, isRetry: Bool, to store: Store) async throws {
-        var open = store.publishing.withLock { $0 }
-        if open == nil || open?.isClosed == true {
-            let connection = try await relay.connect()
+        let connection: PostgresConnection
+        if let open = store.publishing.withLock({ $0 }), !open.isClosed {
+            connection = open
+        } else {
+            connection = try await relay.connect()
             store.publishing.withLock { $0 = connection }
-            open = connection
         }
-        // A connection that dies mid-statement is not always failed at once: bounded, a stuck
-        // attempt is closed and retried like any other failure.
-        guard let connection = open else { return }
         let (origin, signer) = (relay.origin, relay.signer)
-        switch relay.mode {
-        case .durable(let durable):
-            guard let numbered = batch.durable else { return }
+        switch batch.write {
+        case .durable(let durable, let numbered):
             try await carrier.publishing(batch.posts) {
                 try await statement(on: connection) {
                     try await durable.insert(numbered, origin: origin, isRetry: isRetry, on: connection)
                 }
             }
             relay.count { $0.published += numbered.mails }
-        case .ephemeral(let ephemeral):
-            let sending = batch.items
+        case .ephemeral(let ephemeral, let items):
             let sent = try await carrier.publishing(batch.posts) {
                 try await statement(on: connection) {
-                    try await ephemeral.send(sending, origin: origin, signer: signer, on: connection)
+                    try await ephemeral.send(items, origin: origin, signer: signer, on: connection)
                 }
             }
             relay.count { counters in
@@ -115,7 +117,9 @@ struct PostgresEngine: RelayEngine {
         await relay.leavePresence()
     }
 
-    /// Runs one publishing statement on `connection`, within the call deadline.
+    /// Runs one publishing statement on `connection`, within the call deadline: a connection
+    /// that dies mid-statement is not always failed at once, so a stuck attempt is closed and
+    /// retried like any other failure.
     ///
     /// None starts once the relay is cancelled; one already sent is awaited even so (up to the
     /// deadline), because it may have committed: its mails are then counted as published, and

@@ -29,8 +29,4 @@ extension PostgresRelay {
     static func reason(_ error: any Error) -> String {
         String(reflecting: error)
     }
-
-    func finishEvents() {
-        reporter.finish()
-    }
 }

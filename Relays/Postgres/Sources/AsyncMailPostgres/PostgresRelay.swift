@@ -101,7 +101,7 @@ public final class PostgresRelay: MailRelay {
         try configuration.validatedPresence()
         let parts = RelayParts(
             mailroom: mailroom,
-            settings: configuration.shared,
+            settings: configuration,
             system: "asyncmail-postgres",
             destination: configuration.channel.name,
             logger: logger,

@@ -42,10 +42,7 @@ struct SQLiteEngine: RelayEngine {
     }
 
     func prepare(_ items: [OutboundQueue.Item]) -> Batch {
-        let posts = items.compactMap { item -> OutboundPost? in
-            guard case .post(let post) = item else { return nil }
-            return post
-        }
+        let posts = OutboundQueue.posts(in: items)
         let expires = items.contains { if case .heartbeat = $0 { true } else { false } }
         return Batch(items: items, posts: posts, rows: relay.batch(of: posts), expires: expires)
     }

@@ -104,7 +104,7 @@ public final class SQLiteRelay: MailRelay {
         self.configuration = configuration
         let parts = RelayParts(
             mailroom: mailroom,
-            settings: configuration.shared,
+            settings: configuration,
             system: "asyncmail-sqlite",
             destination: String(path.split(separator: "/").last ?? Substring(path)),
             logger: logger,

@@ -4,8 +4,7 @@ import Foundation
 import Logging
 @_spi(AsyncMailRelay) import RelayWire
 
-/// What every engine's configuration holds, under the same names: conforming, it hands them to
-/// ``RelayParts`` as ``shared``.
+/// What every engine's configuration holds, under the same names: ``RelayParts`` reads them.
 @_spi(AsyncMailRelay) public protocol RelaySettings {
     var maximumMailBytes: Int { get }
     var maximumPostBytes: Int { get }
@@ -19,64 +18,12 @@ import Logging
     var presence: RelayPresence? { get }
 }
 
-extension RelaySettings {
-    /// These settings, for ``RelayParts``.
-    @_spi(AsyncMailRelay) public var shared: RelayParts.Settings {
-        RelayParts.Settings(
-            maximumMailBytes: maximumMailBytes,
-            maximumPostBytes: maximumPostBytes,
-            outboundQueueLimit: outboundQueueLimit,
-            backpressure: backpressure,
-            heartbeatInterval: heartbeatInterval,
-            retention: retention,
-            authenticationKey: authenticationKey,
-            metricsFactory: metricsFactory,
-            presence: presence
-        )
-    }
-}
-
 /// The parts every relay is made of, made once from the settings every engine shares: its
 /// origin, its signer, its reporter (events, counters, logs, metrics), its carrier (forwarding,
 /// the outbound queue, delivery), its presence, and the receiver that checks what it reads.
 ///
 /// An engine's initialiser makes one and keeps its parts; what is left is the engine's own.
 @_spi(AsyncMailRelay) public struct RelayParts: Sendable {
-    /// What every engine's configuration holds, under the same names.
-    @_spi(AsyncMailRelay) public struct Settings: Sendable {
-        public var maximumMailBytes: Int
-        public var maximumPostBytes: Int
-        public var outboundQueueLimit: Int
-        public var backpressure: OutboundBackpressure
-        public var heartbeatInterval: Duration
-        public var retention: Duration
-        public var authenticationKey: RelayKey?
-        public var metricsFactory: (any MetricsFactory)?
-        public var presence: RelayPresence?
-
-        public init(
-            maximumMailBytes: Int,
-            maximumPostBytes: Int,
-            outboundQueueLimit: Int,
-            backpressure: OutboundBackpressure,
-            heartbeatInterval: Duration,
-            retention: Duration,
-            authenticationKey: RelayKey?,
-            metricsFactory: (any MetricsFactory)?,
-            presence: RelayPresence?
-        ) {
-            self.maximumMailBytes = maximumMailBytes
-            self.maximumPostBytes = maximumPostBytes
-            self.outboundQueueLimit = outboundQueueLimit
-            self.backpressure = backpressure
-            self.heartbeatInterval = heartbeatInterval
-            self.retention = retention
-            self.authenticationKey = authenticationKey
-            self.metricsFactory = metricsFactory
-            self.presence = presence
-        }
-    }
-
     /// This relay's identity on the wire; unique per relay instance.
     public let origin: String
     /// Signs what this relay publishes, when a key is set.
@@ -97,7 +44,7 @@ extension RelaySettings {
     ///   - followsSpillNotices: whether a payload may name a row to read instead.
     public init(
         mailroom: Mailroom,
-        settings: Settings,
+        settings: some RelaySettings,
         system: String,
         destination: String,
         logger: Logger,

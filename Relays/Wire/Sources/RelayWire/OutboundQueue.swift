@@ -112,6 +112,13 @@
         }
     }
 
+    /// The posts among `items`, in order.
+    @_spi(AsyncMailRelay) public static func posts(in items: [Item]) -> [OutboundPost] {
+        items.compactMap { item in
+            if case .post(let post) = item { post } else { nil }
+        }
+    }
+
     /// The mails of the posts among `items`.
     @_spi(AsyncMailRelay) public static func mailCount(of items: [Item]) -> Int {
         items.reduce(0) { count, item in
