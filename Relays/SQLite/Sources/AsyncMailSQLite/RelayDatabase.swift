@@ -16,10 +16,10 @@ import Synchronization
 /// advisory lock).
 ///
 /// Three connections: the writer's, used only by the publishing loop; the reader's, used only
-/// by the reading loop, whose `PRAGMA data_version` moves whenever another connection (this
-/// process's writer too) commits; and the checkpointer's, on a thread of its own, which moves
+/// by the reading loop; and the checkpointer's, on a thread of its own, which moves
 /// committed pages from the WAL into the database file (``keepCheckpointing(every:logger:checkpointed:)``)
-/// off the writer's path.
+/// off the writer's path. The writer's and the reader's are ``SQLiteHandle``s, which keep their
+/// statements prepared and run them on the calling thread (it says why that is brief).
 package final class RelayDatabase: Sendable {
     /// A row as read: its number, and its payload (untrusted).
     package struct Row: Sendable, Equatable {
@@ -94,10 +94,10 @@ package final class RelayDatabase: Sendable {
 
     package let path: String
     package let table: String
-    private let writer: SQLiteConnection
-    /// The writer's connection, for the test-only hooks (`RelayDatabase+Testing.swift`).
-    var writerForTesting: SQLiteConnection { writer }
-    private let reader: SQLiteConnection
+    /// The writer's connection; the test-only hooks (`RelayDatabase+Testing.swift`) use it too.
+    let writer: SQLiteHandle
+    /// The reader's connection; the test-only hooks use it too.
+    let reader: SQLiteHandle
     /// The checkpointer's connection, and its one thread: a checkpoint waits on the disk
     /// (`fsync`), and would otherwise hold one of the few threads the writer and reader share.
     private let checkpointer: SQLiteConnection
@@ -111,13 +111,16 @@ package final class RelayDatabase: Sendable {
 
     /// How long a write waits for another connection's write lock.
     private let busyTimeout: Duration
+    /// The statements every mail takes, made once: a kept statement is found by its SQL.
+    private let publishing: String
+    private let reading: String
 
     private init(
         path: String,
         table: String,
         busyTimeout: Duration,
-        writer: SQLiteConnection,
-        reader: SQLiteConnection,
+        writer: SQLiteHandle,
+        reader: SQLiteHandle,
         checkpointer: SQLiteConnection,
         checkpointThread: NIOThreadPool
     ) {
@@ -130,6 +133,8 @@ package final class RelayDatabase: Sendable {
         self.checkpointThread = checkpointThread
         (commits, committed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         self.identity = OwnerOnlyFiles.identity(of: path)
+        publishing = "INSERT INTO \(table) (at, payload, mails, stream) VALUES (?, ?, ?, ?)"
+        reading = "SELECT \(Self.columns) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?"
     }
 
     /// Throws when the path no longer names the file this opened: deleted, or replaced by
@@ -159,26 +164,22 @@ package final class RelayDatabase: Sendable {
         logger: Logger
     ) async throws -> RelayDatabase {
         try OwnerOnlyFiles.file(path)
+        let writer = try SQLiteHandle.open(path: path)
+        let reader = try SQLiteHandle.open(path: path)
         let checkpointThread = NIOThreadPool(numberOfThreads: 1)
         checkpointThread.start()
-        var connections: [SQLiteConnection] = []
+        let checkpointer: SQLiteConnection
         do {
-            for threadPool in [NIOThreadPool.singleton, .singleton, checkpointThread] {
-                connections.append(
-                    try await SQLiteConnection.open(
-                        storage: .file(path: path),
-                        threadPool: threadPool,
-                        logger: logger,
-                        on: MultiThreadedEventLoopGroup.singleton.any()
-                    )
-                )
-            }
+            checkpointer = try await SQLiteConnection.open(
+                storage: .file(path: path),
+                threadPool: checkpointThread,
+                logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any()
+            )
         } catch {
-            for connection in connections { try? await connection.close().get() }
             try? await checkpointThread.shutdownGracefully()
             throw error
         }
-        let (writer, reader, checkpointer) = (connections[0], connections[1], connections[2])
         let database = RelayDatabase(
             path: path,
             table: table,
@@ -189,42 +190,45 @@ package final class RelayDatabase: Sendable {
             checkpointThread: checkpointThread
         )
         do {
-            for connection in connections { try await connection.setBusyTimeout(busyTimeout) }
-            // WAL: readers never block the writer, and a commit is one append.
-            _ = try await writer.query("PRAGMA journal_mode = WAL")
-            try await writer.setWriterSettings()
-            // `first` and `mails` number the table's mails, so a reader that finds a number
-            // skipped knows exactly how many mails the retention deleted before it read them;
-            // `stream`, `stream_epoch` and `stream_first` are a room's positions (host-wide).
-            _ = try await writer.query(
-                """
-                CREATE TABLE IF NOT EXISTS \(table) (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    at INTEGER NOT NULL,
-                    payload TEXT NOT NULL,
-                    first INTEGER,
-                    mails INTEGER,
-                    stream TEXT,
-                    stream_epoch INTEGER,
-                    stream_first INTEGER
+            try await checkpointer.setBusyTimeout(.zero)
+            // WAL: readers never block the writer, and a commit is one append. Switching to it
+            // takes the file's lock, which another process setting up may hold a moment.
+            try await SQLiteHandle.retryingWhileBusy(within: busyTimeout) {
+                try writer.execute("PRAGMA journal_mode = WAL")
+            }
+            try writer.setWriterSettings()
+            try await writer.writing(within: busyTimeout) { transaction throws(SQLiteHandle.Failure) in
+                // `first` and `mails` number the table's mails, so a reader that finds a number
+                // skipped knows exactly how many mails the retention deleted before it read them;
+                // `stream`, `stream_epoch` and `stream_first` are a room's positions (host-wide).
+                try transaction.execute(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(table) (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        at INTEGER NOT NULL,
+                        payload TEXT NOT NULL,
+                        first INTEGER,
+                        mails INTEGER,
+                        stream TEXT,
+                        stream_epoch INTEGER,
+                        stream_first INTEGER
+                    )
+                    """
                 )
-                """
-            )
-            // One counter per room, and '' for the whole table, moved by the numbering trigger.
-            _ = try await writer.query(
-                """
-                CREATE TABLE IF NOT EXISTS \(table)_counters (
-                    stream TEXT PRIMARY KEY,
-                    last INTEGER NOT NULL,
-                    epoch INTEGER NOT NULL,
-                    touched INTEGER NOT NULL
+                // One counter per room, and '' for the whole table, moved by the numbering trigger.
+                try transaction.execute(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(table)_counters (
+                        stream TEXT PRIMARY KEY,
+                        last INTEGER NOT NULL,
+                        epoch INTEGER NOT NULL,
+                        touched INTEGER NOT NULL
+                    )
+                    """
                 )
-                """
-            )
-            _ = try await writer.query("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
-            _ = try await writer.query(Self.numbering(table))
-            // From here on no statement waits for a lock on a thread (`SQLiteConnection.writing(within:_:)` says why).
-            for connection in connections { try await connection.setBusyTimeout(.zero) }
+                try transaction.execute("CREATE INDEX IF NOT EXISTS \(table)_at ON \(table) (at)")
+                try transaction.execute(Self.numbering(table))
+            }
         } catch {
             await database.close()
             throw error
@@ -232,29 +236,29 @@ package final class RelayDatabase: Sendable {
         return database
     }
 
-    /// Appends `payloads` in one statement, in order; returns their ids.
+    /// Appends `payloads` in one transaction, in order; returns their ids.
     package func append(_ payloads: [String], at milliseconds: Int64) async throws -> [Int64] {
         guard !payloads.isEmpty else { return [] }
-        let values = Array(repeating: "(?, ?)", count: payloads.count).joined(separator: ", ")
-        let binds = payloads.flatMap { [SQLiteData.integer(Int(milliseconds)), .text($0)] }
-        var rows: [SQLiteRow] = []
-        try await writer.takingTheLock(within: busyTimeout) {
-            rows = try await writer.query("INSERT INTO \(table) (at, payload) VALUES \(values) RETURNING id", binds)
+        let insert = "INSERT INTO \(table) (at, payload) VALUES (?, ?) RETURNING id"
+        let ids = try await writer.writing(within: busyTimeout) { transaction throws(SQLiteHandle.Failure) in
+            var ids: [Int64] = []
+            for payload in payloads {
+                ids += try transaction.query(insert, [.integer(milliseconds), .text(payload)]) { $0.integer(0) }
+            }
+            return ids
         }
         committed.yield()
-        return rows.compactMap { $0.column("id")?.integer }.map(Int64.init)
+        return ids
     }
 
     /// The rows after `cursor`, in order, at most `limit`; a payload over `maximumBytes` is not
     /// read (its row says how large it is), and one that is not text is told apart.
     package func rows(after cursor: Int64, limit: Int, maximumBytes: Int) async throws -> [Row] {
-        let rows = try await reader.query(
-            """
-            SELECT \(Self.columns) FROM \(table) WHERE id > ? ORDER BY id LIMIT ?
-            """,
-            [.integer(maximumBytes), .integer(Int(cursor)), .integer(limit)]
+        try reader.query(
+            reading,
+            [.integer(Int64(maximumBytes)), .integer(cursor), .integer(Int64(limit))],
+            row: Self.row
         )
-        return rows.compactMap(Self.row)
     }
 
     /// What a read selects; its one bound value is the largest payload read.
@@ -264,53 +268,51 @@ package final class RelayDatabase: Sendable {
         first, mails, stream, stream_epoch, stream_first
         """
 
-    /// A row as read: only what has the type a relay writes is taken; the rest is nil.
-    private static func row(_ row: SQLiteRow) -> Row? {
+    /// A row as read (``columns``' order): only what has the type a relay writes is taken; the
+    /// rest is nil.
+    private static func row(_ columns: SQLiteHandle.Columns) -> Row? {
         // `id` is the INTEGER PRIMARY KEY: SQLite stores nothing else there.
-        guard let id = row.column("id")?.integer else { return nil }
-        let kind = row.column("kind")?.storedText ?? "null"
+        guard let id = columns.integer(0) else { return nil }
+        let kind = columns.text(1) ?? "null"
         var read: Row
         if kind != "text" {
-            read = Row(id: Int64(id), content: .malformed(type: kind))
-        } else if let text = row.column("payload")?.storedText {
-            read = Row(id: Int64(id), content: .text(text))
+            read = Row(id: id, content: .malformed(type: kind))
+        } else if let text = columns.text(3) {
+            read = Row(id: id, content: .text(text))
         } else {
-            read = Row(id: Int64(id), content: .oversize(bytes: row.column("bytes")?.integer ?? 0))
+            read = Row(id: id, content: .oversize(bytes: columns.integer(2).map(Int.init) ?? 0))
         }
-        func integer(_ name: String) -> Int64? {
-            row.column(name)?.storedInteger
-        }
-        read.channelFirst = integer("first")
-        read.mails = integer("mails")
-        if let stream = row.column("stream")?.storedText, stream.utf8.count <= RoomStream.maximumBytes {
+        read.channelFirst = columns.integer(4)
+        read.mails = columns.integer(5)
+        if let stream = columns.text(6), stream.utf8.count <= RoomStream.maximumBytes {
             read.stream = stream
         }
-        read.streamEpoch = integer("stream_epoch")
-        read.streamFirst = integer("stream_first")
+        read.streamEpoch = columns.integer(7)
+        read.streamFirst = columns.integer(8)
         return read
     }
 
-    /// Appends `rows` in one statement, in order; the table's trigger numbers their mails as each
-    /// row goes in (the table's numbers and, for each room, its positions), so the numbers and
-    /// the rows commit together.
+    /// Appends `rows` in one transaction, in order; the table's trigger numbers their mails as
+    /// each row goes in (the table's numbers and, for each room, its positions), so the numbers
+    /// and the rows commit together.
     ///
-    /// One statement, not a transaction of several: each statement is a round trip to sqlite-nio's
-    /// thread pool, the path every post takes. A statement that fails (the write lock held past
-    /// the busy timeout, the disk full) has written nothing, so the caller writes the same rows
-    /// again; SQLite tells a failed statement from a committed one, so a batch never lands twice.
+    /// A transaction that fails (the write lock held past the busy timeout, the disk full) has
+    /// written nothing, so the caller writes the same rows again; SQLite tells a failed
+    /// transaction from a committed one, so a batch never lands twice.
     ///
     /// - Returns: How many rows were written.
     package func publish(_ rows: [NewRow], at milliseconds: Int64) async throws -> Int {
         guard !rows.isEmpty else { return 0 }
-        let values = Array(repeating: "(?, ?, ?, ?)", count: rows.count).joined(separator: ", ")
-        let binds: [SQLiteData] = rows.flatMap { row in
-            [
-                .integer(Int(milliseconds)), .text(row.payload), .integer(Int(row.mails)),
-                row.stream.map { .text($0) } ?? .null,
-            ]
-        }
-        try await writer.takingTheLock(within: busyTimeout) {
-            _ = try await writer.query("INSERT INTO \(table) (at, payload, mails, stream) VALUES \(values)", binds)
+        try await writer.writing(within: busyTimeout) { [publishing] transaction throws(SQLiteHandle.Failure) in
+            for row in rows {
+                try transaction.run(
+                    publishing,
+                    [
+                        .integer(milliseconds), .text(row.payload), .integer(row.mails),
+                        row.stream.map { .text($0) } ?? .null,
+                    ]
+                )
+            }
         }
         committed.yield()
         return rows.count
@@ -351,13 +353,12 @@ package final class RelayDatabase: Sendable {
 
     /// The table's counters: the whole table's (`stream` empty) and each room's.
     package func counters() async throws -> [StoredCounter] {
-        try await reader.query("SELECT stream, last, epoch FROM \(table)_counters")
-            .compactMap { row in
-                guard let stream = row.column("stream")?.storedText, let last = row.column("last")?.storedInteger,
-                    let epoch = row.column("epoch")?.storedInteger
-                else { return nil }
-                return StoredCounter(stream: stream, last: last, epoch: epoch)
+        try reader.query("SELECT stream, last, epoch FROM \(table)_counters") { columns in
+            guard let stream = columns.text(0), let last = columns.integer(1), let epoch = columns.integer(2) else {
+                return nil
             }
+            return StoredCounter(stream: stream, last: last, epoch: epoch)
+        }
     }
 
     /// The newest rows of each room of `wireName` up to `newest`: the newest `count` of each
@@ -371,7 +372,7 @@ package final class RelayDatabase: Sendable {
         maximumBytes: Int
     ) async throws -> [Row] {
         let prefix = wireName + "/"
-        let rows = try await reader.query(
+        return try reader.query(
             """
             SELECT * FROM (
                 SELECT \(Self.columns), row_number() OVER (PARTITION BY stream ORDER BY id DESC) AS nth
@@ -380,23 +381,19 @@ package final class RelayDatabase: Sendable {
             ) WHERE ? IS NULL OR nth <= ? ORDER BY id
             """,
             [
-                .integer(maximumBytes), .integer(prefix.utf8.count), .text(prefix), .integer(Int(newest)),
-                since.map { .integer(Int($0)) } ?? .null, since.map { .integer(Int($0)) } ?? .null,
-                count.map { .integer($0) } ?? .null, count.map { .integer($0) } ?? .null,
-            ]
+                .integer(Int64(maximumBytes)), .integer(Int64(prefix.utf8.count)), .text(prefix), .integer(newest),
+                since.map { .integer($0) } ?? .null, since.map { .integer($0) } ?? .null,
+                count.map { .integer(Int64($0)) } ?? .null, count.map { .integer(Int64($0)) } ?? .null,
+            ],
+            row: Self.row
         )
-        return rows.compactMap(Self.row)
     }
 
-    /// Deletes the rows written before `cutoff` (milliseconds); returns how many. One statement,
-    /// taking the write lock as ``publish(_:at:)`` does.
+    /// Deletes the rows written before `cutoff` (milliseconds); returns how many. One
+    /// transaction, taking the write lock as ``publish(_:at:)`` does.
     package func deleteExpired(before cutoff: Int64) async throws -> Int {
-        var deleted = 0
-        try await writer.takingTheLock(within: busyTimeout) {
-            deleted = try await writer.query(
-                "DELETE FROM \(table) WHERE at < ? RETURNING id",
-                [.integer(Int(cutoff))]
-            ).count
+        let deleted = try await writer.writing(within: busyTimeout) { transaction throws(SQLiteHandle.Failure) in
+            try transaction.run("DELETE FROM \(table) WHERE at < ?", [.integer(cutoff)])
         }
         committed.yield()
         return deleted
@@ -404,15 +401,7 @@ package final class RelayDatabase: Sendable {
 
     /// The newest row's id, or 0 for an empty table.
     package func newest() async throws -> Int64 {
-        let rows = try await reader.query("SELECT coalesce(max(id), 0) AS newest FROM \(table)")
-        return Int64(rows.first?.column("newest")?.integer ?? 0)
-    }
-
-    /// A number that changes whenever another connection commits: the safety net that finds rows
-    /// whose wake-up was lost.
-    package func dataVersion() async throws -> Int64 {
-        let rows = try await reader.query("PRAGMA data_version")
-        return Int64(rows.first?.column("data_version")?.integer ?? 0)
+        try reader.query("SELECT coalesce(max(id), 0) FROM \(table)") { $0.integer(0) }.first ?? 0
     }
 
     /// After commits of this database's writer (``append(_:at:)``, ``publish(_:at:)``,
@@ -420,7 +409,7 @@ package final class RelayDatabase: Sendable {
     /// committed pages into the database file (a passive checkpoint, which waits for no reader
     /// or writer, and so delays none), until cancelled or closed. A failed checkpoint is logged
     /// and the next one tries again; a writer's own checkpoint
-    /// (`SQLiteConnection.writerCheckpointPages`) bounds the WAL meanwhile. One loop a database:
+    /// (`SQLiteHandle.writerCheckpointPages`) bounds the WAL meanwhile. One loop a database:
     /// it is the one consumer of the writer's commits.
     ///
     /// - Parameter checkpointed: Told after each checkpoint how many pages the WAL holds, and how
@@ -445,22 +434,20 @@ package final class RelayDatabase: Sendable {
     package func close() async {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         committed.finish()
+        writer.close()
+        reader.close()
         // The future's close, not the async one: that one does nothing in a cancelled task (a
         // relay's, as it stops), and the handle would stay open.
-        try? await writer.close().get()
-        try? await reader.close().get()
         try? await checkpointer.close().get()
         try? await checkpointThread.shutdownGracefully()
     }
 
     /// A database dropped without ``close()`` (its owner failed, say) still closes its
     /// connections: sqlite-nio asserts that a connection is closed before it goes, and would
-    /// otherwise leak the SQLite handle. The close runs on sqlite-nio's thread pool, which holds
-    /// the connection until it is done.
+    /// otherwise leak the SQLite handle. The checkpointer's close runs on its thread, which holds
+    /// the connection until it is done; the handles close as they go.
     deinit {
         guard !isClosed.load(ordering: .acquiring) else { return }
-        _ = writer.close() as EventLoopFuture<Void>
-        _ = reader.close() as EventLoopFuture<Void>
         let thread = checkpointThread
         checkpointer.close().whenComplete { _ in thread.shutdownGracefully { _ in } }
     }

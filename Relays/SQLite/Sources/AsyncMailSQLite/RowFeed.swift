@@ -1,7 +1,9 @@
-/// The rows after a cursor, read as soon as a wake-up says a writer committed, and otherwise
-/// when the safety net finds that the database changed (`PRAGMA data_version`): a lost wake-up
-/// (a full socket queue, a writer that died between its commit and its nudge) delays rows by at
-/// most one safety-net period, and never loses them.
+import Synchronization
+
+/// The rows after a cursor, read as soon as a wake-up says a writer committed, and otherwise at
+/// the safety net's next check, which reads after the cursor too: a lost wake-up (a full socket
+/// queue, a writer that died between its commit and its nudge) delays rows by at most one
+/// safety-net period, and never loses them.
 ///
 /// Rows come in `id` order, each once, in batches of at most `batch`; a read that fails (the
 /// database busy past its timeout, the disk gone) ends the feed with the error, and the caller
@@ -39,9 +41,12 @@ package struct RowFeed: Sendable {
         return stream
     }
 
-    private enum Event: Sendable {
-        case woken
-        case check
+    /// Set by the safety net before it wakes the loop: the wake-up is its check.
+    private final class CheckDue: Sendable {
+        private let due = Atomic(false)
+
+        func set() { due.store(true, ordering: .releasing) }
+        func take() -> Bool { due.exchange(false, ordering: .acquiringAndReleasing) }
     }
 
     /// Reads after `start` until cancelled, handing each batch to `deliver` and reading on only
@@ -71,45 +76,35 @@ package struct RowFeed: Sendable {
         checked: () async throws -> Void,
         deliver: ([RelayDatabase.Row]) async throws -> Void
     ) async throws {
-        let (events, input) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(2))
+        // The loop waits on the wake-up socket's arrivals alone, and the safety net wakes it
+        // through them too: a row's wake-up reaches the loop with no task in between.
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in wakeUps.arrivals { input.yield(.woken) }
-            }
+            let due = CheckDue()
             group.addTask {
                 while !Task.isCancelled {
                     try await Task.sleep(for: safetyNet)
-                    input.yield(.check)
+                    due.set()
+                    wakeUps.wakeHere()
                 }
             }
             defer { group.cancelAll() }
             var cursor = start
-            var version = try await database.dataVersion()
-            var needsRead = true  // what was committed before the feed began
-            var next = events.makeAsyncIterator()
+            var arrivals = wakeUps.arrivals.makeAsyncIterator()
             while !Task.isCancelled {
-                if needsRead {
-                    // Until a short batch: then every row committed before this read is read.
-                    while !Task.isCancelled {
-                        let rows = try await database.rows(after: cursor, limit: batch, maximumBytes: maximumBytes)
-                        if let last = rows.last {
-                            try await deliver(rows)
-                            cursor = last.id
-                        }
-                        if rows.count < batch { break }
+                // Until a short batch: then every row committed before this read is read. With
+                // its statement kept, a read that finds nothing costs what asking whether
+                // anything changed (`PRAGMA data_version`) would, so the check reads as well.
+                while !Task.isCancelled {
+                    let rows = try await database.rows(after: cursor, limit: batch, maximumBytes: maximumBytes)
+                    if let last = rows.last {
+                        try await deliver(rows)
+                        cursor = last.id
                     }
+                    if rows.count < batch { break }
                 }
-                guard let event = await next.next() else { return }
-                switch event {
-                case .woken:
-                    // No `data_version` here, on the path every row takes: `version` may then be
-                    // older than this read, and the next check reads once more, finding nothing.
-                    needsRead = true
-                case .check:
+                guard await arrivals.next() != nil else { return }
+                if due.take() {
                     try database.checkFile()
-                    let now = try await database.dataVersion()
-                    needsRead = now != version
-                    version = now
                     try await checked()
                 }
             }

@@ -13,7 +13,7 @@ import Darwin
 /// Wake-ups between the processes that share a relay's database: each listens on a Unix datagram
 /// socket in a folder beside the database (mode 0700), and a writer sends one byte to every other
 /// socket there after its commit. So a reader learns of new rows at once, not at its next check
-/// (the database's `data_version`, which stays as the safety net for a lost wake-up).
+/// (which stays as the safety net for a lost wake-up: `RowFeed`).
 ///
 /// A datagram carries nothing but "look again" (one byte: 2 for presence, 1 for rows): a reader
 /// that gets one reads the table, which is what it trusts. One of any other size is not what a
@@ -33,6 +33,8 @@ package final class WakeUps: Sendable {
     private let counts: Counts
     /// Wakes this process's own reader (``wakeHere()``).
     private let wake: AsyncStream<Void>.Continuation
+    /// The other sockets, as ``peers()`` last listed them.
+    private let known = Guarded(KnownPeers(listed: nil, modified: nil, peers: []))
     /// The socket nudges are sent from, bound to `name.send` beside `name.sock`, so a peer sees
     /// where a nudge came from.
     private let sender: Int32
@@ -152,7 +154,7 @@ package final class WakeUps: Sendable {
     /// has a wake-up pending already.
     package func nudge(_ nudge: Nudge = .rows) {
         var byte = nudge.rawValue
-        for peer in Self.sockets(in: directory) where peer != path {
+        for peer in peers() {
             let sent = Self.withAddress(peer) { address, length in
                 sendto(sender, &byte, 1, Int32(MSG_DONTWAIT), address, length)
             }
@@ -164,8 +166,49 @@ package final class WakeUps: Sendable {
         }
     }
 
+    /// The other sockets in the folder, listed again only when the folder changed (a socket
+    /// bound or removed changes its modification time) or the last list is a second old: a
+    /// nudge is on the path every post takes, and a listing is several system calls where a
+    /// `stat` is one. The second bounds what a change within the file system's clock tick hides
+    /// from the time: a process that binds then is nudged within a second, as its own check
+    /// would find the rows anyway.
+    private func peers() -> [String] {
+        var info = stat()
+        let modified: Modified? =
+            stat(directory, &info) != 0
+            ? nil
+            : {
+                #if canImport(Darwin)
+                (info.st_mtimespec.tv_sec, info.st_mtimespec.tv_nsec)
+                #else
+                (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+                #endif
+            }()
+        let now = ContinuousClock.now
+        let kept = known.withLock { known -> [String]? in
+            guard let listed = known.listed, let modified, let then = known.modified, then == modified,
+                now - listed < .seconds(1)
+            else { return nil }
+            return known.peers
+        }
+        if let kept { return kept }
+        let peers = Self.sockets(in: directory).filter { $0 != path }
+        known.withLock { $0 = KnownPeers(listed: now, modified: modified, peers: peers) }
+        return peers
+    }
+
+    /// A file's modification time: seconds and nanoseconds.
+    private typealias Modified = (Int, Int)
+
+    /// The other sockets as last listed, when, and the folder's modification time then.
+    private struct KnownPeers {
+        var listed: ContinuousClock.Instant?
+        var modified: Modified?
+        var peers: [String]
+    }
+
     /// Wakes this process's own reader, with no datagram: after a commit whose rows this
-    /// process delivers too (a type with host-wide positions).
+    /// process delivers too (a type with host-wide positions), and for the row feed's check.
     package func wakeHere() {
         wake.yield()
     }

@@ -57,7 +57,7 @@ struct FuzzedInputTests {
             for number in 0..<5 { await writer.mailroom.post(Line(text: "real \(number)"), from: Room(name: "a")) }
             #expect(try await heard.first(5).count == 5)
 
-            let connection = try #require(reader.databaseForTesting).writerForTesting
+            let connection = try await #require(reader.databaseForTesting).openConnectionForTesting(logger: logger)
             let real = try await connection.query("SELECT payload, stream FROM asyncmail_relay")
             let payloads = real.compactMap { $0.column("payload")?.string }
             let streams = real.compactMap { $0.column("stream")?.string }
@@ -111,6 +111,7 @@ struct FuzzedInputTests {
                     )
                 }
             }
+            try await connection.close().get()
             // Datagrams of every size up to 40 bytes, from a bound socket.
             let sender = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .bind(unixDomainSocketPath: path + ".wake/fuzz.other", cleanupExistingSocketFile: true)

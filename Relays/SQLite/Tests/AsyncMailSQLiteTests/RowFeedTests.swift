@@ -45,7 +45,7 @@ struct RowFeedTests {
         }
     }
 
-    @Test("no wake-up at all: the safety net finds the rows by data_version")
+    @Test("no wake-up at all: the safety net's check reads the rows")
     func safetyNetFindsRows() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"

@@ -31,7 +31,7 @@ extension SQLiteRelayTests {
                 }
             }
             defer { follower.cancel() }
-            let writer = try #require(relay.databaseForTesting).writerForTesting
+            let writer = try await #require(relay.databaseForTesting).openConnectionForTesting(logger: logger)
             // Another instance that beats far ahead, so no sweep removes it; its good entry, one
             // whose metadata is not JSON, one whose metadata is over 4,096 bytes; an instance whose
             // beat is text, which the sweep removes with its entry; and the log naming the lobby
@@ -57,6 +57,7 @@ extension SQLiteRelayTests {
                     "INSERT INTO asyncmail_relay_presence_changes (topic) VALUES ('lobby'), (x'00ff')"
                 )
             }
+            try await writer.close().get()
             // No nudge: the next heartbeat looks at the log.
             let joined = try await joins.stream.first(1)
             #expect(joined == [PresenceEntry(key: "good", meta: ["name": "Ann"], instance: "other")])

@@ -25,6 +25,32 @@ struct WakeUpTests {
         }
     }
 
+    @Test(
+        "a socket bound after the sender listed the folder is nudged too: the list is read again once the folder changed"
+    )
+    func laterSocketsAreNudged() async throws {
+        try await withTemporaryFolder { folder in
+            let database = folder + "/relay.sqlite"
+            let a = try await WakeUps.open(beside: database, name: "a")
+            let b = try await WakeUps.open(beside: database, name: "b")
+            a.nudge()
+            _ = try await b.arrivals.first(1)
+            let later = try await WakeUps.open(beside: database, name: "later")
+            // Within the file system's clock tick the folder's time may not move: the list is
+            // then read again a second after the last, so nudges reach it by then.
+            let nudging = Task {
+                while !Task.isCancelled {
+                    a.nudge()
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            defer { nudging.cancel() }
+            _ = try await later.arrivals.first(1)
+            #expect(later.received >= 1)
+            for wakeUps in [a, b, later] { await wakeUps.close() }
+        }
+    }
+
     @Test("a socket whose process has gone is removed by the next nudge; the others still wake")
     func staleSocketsAreRemoved() async throws {
         try await withTemporaryFolder { folder in
