@@ -2,7 +2,9 @@
 // AsyncMailSQLite: a relay that carries a mailroom's mail between the processes that open the same
 // SQLite file on one host, with no server. Its own package, so that AsyncMail itself keeps zero
 // dependencies. SQLite comes with sqlite-nio, which compiles the SQLite amalgamation from source:
-// a fresh machine needs no system library.
+// a fresh machine needs no system library. The relay runs that SQLite through sqlite-nio's C module
+// (`import VaporCSQLite`, which the SQLiteNIO product brings), with statements of its own kept
+// prepared (SQLiteHandle): one copy of SQLite in the process, whose file locks every connection sees.
 //   swift test --package-path Relays/SQLite
 import PackageDescription
 

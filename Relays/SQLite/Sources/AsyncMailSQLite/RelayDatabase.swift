@@ -3,7 +3,6 @@ import Logging
 import NIOCore
 import NIOPosix
 @_spi(AsyncMailRelay) import RelayWire
-import SQLiteNIO
 import Synchronization
 
 /// The relay's SQLite file: created readable and writable by its owner only, in WAL mode, with
@@ -99,8 +98,8 @@ package final class RelayDatabase: Sendable {
     /// The reader's connection; the test-only hooks use it too.
     let reader: SQLiteHandle
     /// The checkpointer's connection, and its one thread: a checkpoint waits on the disk
-    /// (`fsync`), and would otherwise hold one of the few threads the writer and reader share.
-    private let checkpointer: SQLiteConnection
+    /// (`fsync`), and would otherwise hold one of the cooperative pool's few threads.
+    private let checkpointer: SQLiteHandle
     private let checkpointThread: NIOThreadPool
     /// Told after each commit of the writer; the checkpointing loop waits on it.
     private let commits: AsyncStream<Void>
@@ -121,7 +120,7 @@ package final class RelayDatabase: Sendable {
         busyTimeout: Duration,
         writer: SQLiteHandle,
         reader: SQLiteHandle,
-        checkpointer: SQLiteConnection,
+        checkpointer: SQLiteHandle,
         checkpointThread: NIOThreadPool
     ) {
         self.busyTimeout = busyTimeout
@@ -160,26 +159,14 @@ package final class RelayDatabase: Sendable {
     package static func open(
         path: String,
         table: String = RelayDatabase.table,
-        busyTimeout: Duration = .seconds(5),
-        logger: Logger
+        busyTimeout: Duration = .seconds(5)
     ) async throws -> RelayDatabase {
         try OwnerOnlyFiles.file(path)
         let writer = try SQLiteHandle.open(path: path)
         let reader = try SQLiteHandle.open(path: path)
+        let checkpointer = try SQLiteHandle.open(path: path)
         let checkpointThread = NIOThreadPool(numberOfThreads: 1)
         checkpointThread.start()
-        let checkpointer: SQLiteConnection
-        do {
-            checkpointer = try await SQLiteConnection.open(
-                storage: .file(path: path),
-                threadPool: checkpointThread,
-                logger: logger,
-                on: MultiThreadedEventLoopGroup.singleton.any()
-            )
-        } catch {
-            try? await checkpointThread.shutdownGracefully()
-            throw error
-        }
         let database = RelayDatabase(
             path: path,
             table: table,
@@ -190,7 +177,6 @@ package final class RelayDatabase: Sendable {
             checkpointThread: checkpointThread
         )
         do {
-            try await checkpointer.setBusyTimeout(.zero)
             // WAL: readers never block the writer, and a commit is one append. Switching to it
             // takes the file's lock, which another process setting up may hold a moment.
             try await SQLiteHandle.retryingWhileBusy(within: busyTimeout) {
@@ -421,8 +407,13 @@ package final class RelayDatabase: Sendable {
     ) async {
         for await _ in commits {
             do {
-                let result = try await checkpointer.query("PRAGMA wal_checkpoint(PASSIVE)").first
-                checkpointed(result?.column("log")?.integer ?? 0, result?.column("checkpointed")?.integer ?? 0)
+                let checkpointer = checkpointer
+                let result = try await checkpointThread.runIfActive {
+                    try checkpointer.query("PRAGMA wal_checkpoint(PASSIVE)") {
+                        ($0.integer(1) ?? 0, $0.integer(2) ?? 0)
+                    }
+                }
+                checkpointed(Int(result.first?.0 ?? 0), Int(result.first?.1 ?? 0))
             } catch {
                 logger.debug("relay: a background checkpoint failed, and the next one tries again: \(error)")
             }
@@ -436,19 +427,15 @@ package final class RelayDatabase: Sendable {
         committed.finish()
         writer.close()
         reader.close()
-        // The future's close, not the async one: that one does nothing in a cancelled task (a
-        // relay's, as it stops), and the handle would stay open.
-        try? await checkpointer.close().get()
+        // After the thread: a checkpoint it runs holds the connection until it is done.
         try? await checkpointThread.shutdownGracefully()
+        checkpointer.close()
     }
 
-    /// A database dropped without ``close()`` (its owner failed, say) still closes its
-    /// connections: sqlite-nio asserts that a connection is closed before it goes, and would
-    /// otherwise leak the SQLite handle. The checkpointer's close runs on its thread, which holds
-    /// the connection until it is done; the handles close as they go.
+    /// A database dropped without ``close()`` (its owner failed, say) still stops the
+    /// checkpointer's thread; the connections close as they go.
     deinit {
         guard !isClosed.load(ordering: .acquiring) else { return }
-        let thread = checkpointThread
-        checkpointer.close().whenComplete { _ in thread.shutdownGracefully { _ in } }
+        checkpointThread.shutdownGracefully { _ in }
     }
 }

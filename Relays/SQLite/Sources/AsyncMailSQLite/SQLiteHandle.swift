@@ -5,21 +5,24 @@ import VaporCSQLite
 /// module, `VaporCSQLite`: two copies of SQLite in one process would not see each other's POSIX
 /// locks on the file), with each statement prepared once and kept.
 ///
-/// Why not sqlite-nio's `SQLiteConnection` on the paths every mail takes (the writer's append, the
-/// reader's read after its cursor): it prepares every query anew, and runs each on its thread
+/// Every connection of the relay is one: the writer's, the reader's, the checkpointer's and the
+/// presence tables'. Why not sqlite-nio's `SQLiteConnection`, on the paths every mail takes (the
+/// writer's append, the reader's read after its cursor) above all: it prepares every query anew, and runs each on its thread
 /// pool, whose answer comes back through an event loop; that parsing and those three thread
 /// switches a statement were most of what a relayed mail cost (Benchmarks/README.md, #57). Here a
 /// statement runs on the calling thread, which is brief because nothing in it waits: the relay's
 /// connections have no busy handler (a held lock fails at once with `SQLITE_BUSY`, and
 /// ``writing(within:_:)`` waits for it without a thread), a commit in WAL mode with
 /// `synchronous = NORMAL` writes the WAL without `fsync`, and the checkpoints, which do wait on
-/// the disk, run on a thread of their own (`RelayDatabase.keepCheckpointing`), but for the
-/// writer's own past ``writerCheckpointPages``, which finds little left to copy.
+/// the disk, run on a thread of their own (`RelayDatabase.keepCheckpointing` calls this handle
+/// there), but for the writer's own past ``writerCheckpointPages``, which finds little left to
+/// copy.
 ///
 /// Each call takes the handle's lock for the statement's whole run: SQLite's connection is
 /// serialized already (`SQLITE_OPEN_FULLMUTEX`), but a kept statement's bind, steps and reset
 /// must not interleave with another caller's. One loop uses each handle (the publisher the
-/// writer's, the row feed the reader's), so the lock is not contended, and it runs no user code.
+/// writer's, the row feed the reader's, the presence loop its own), so the lock is not
+/// contended, and it runs no user code.
 final class SQLiteHandle: Sendable {
     /// A value a statement binds.
     enum Value: Sendable, Equatable {

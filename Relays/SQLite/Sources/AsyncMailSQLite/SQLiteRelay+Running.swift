@@ -58,8 +58,7 @@ extension SQLiteRelay {
         do {
             database = try await RelayDatabase.open(
                 path: path,
-                busyTimeout: configuration.busyTimeout,
-                logger: logger
+                busyTimeout: configuration.busyTimeout
             )
         } catch let error as RelayFileError {
             throw error
@@ -82,8 +81,7 @@ extension SQLiteRelay {
                         table: database.table,
                         instance: origin,
                         busyTimeout: configuration.busyTimeout,
-                        wakeUps: wakeUps,
-                        logger: logger
+                        wakeUps: wakeUps
                     )
                 } catch {
                     await wakeUps.close()

@@ -57,7 +57,7 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
 
 /// The reader: reads `count` rows after `cursor`, then prints their latencies' percentiles.
 func read(path: String, count: Int, after cursor: Int64) async throws {
-    let database = try await RelayDatabase.open(path: path, logger: logger)
+    let database = try await RelayDatabase.open(path: path)
     let wakeUps = try await WakeUps.open(beside: path, name: "reader")
     let feed = RowFeed(
         database: database,
@@ -233,7 +233,7 @@ func measure(
 /// The ceiling: the same mails as plain batched inserts of 100 rows into the relay's table,
 /// with its storage settings and checkpoints, nobody reading. Rows a second.
 func measureInserts(mails: Int, folder: String) async throws -> Int {
-    let database = try await RelayDatabase.open(path: folder + "/plain.sqlite", logger: logger)
+    let database = try await RelayDatabase.open(path: folder + "/plain.sqlite")
     let checkpoints = checkpointing(database)
     let throughputMails = mails * 10
     let inserted = try await ContinuousClock().measure {
@@ -335,7 +335,7 @@ let folder = NSTemporaryDirectory() + "sqlitebench-\(getpid())"
 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: folder) }
 let path = folder + "/relay.sqlite"
-let writer = try await RelayDatabase.open(path: path, logger: logger)
+let writer = try await RelayDatabase.open(path: path)
 let wakeUps = try await WakeUps.open(beside: path, name: "writer")
 let checkpoints = checkpointing(writer)
 let clock = ContinuousClock()

@@ -63,7 +63,7 @@ struct FuzzedInputTests {
             let streams = real.compactMap { $0.column("stream")?.string }
             let now = Int(SQLiteRelay.milliseconds())
             for _ in 0..<10 {
-                try await connection.writing(within: .seconds(10)) {
+                try await connection.writing {
                     for _ in 0..<30 {
                         _ = try await connection.query(
                             """

@@ -1,6 +1,7 @@
 import AsyncMailTesting
 import Foundation
 import Logging
+import SQLiteNIO
 import Testing
 
 @testable import AsyncMailSQLite
@@ -19,22 +20,37 @@ func mode(of path: String) throws -> Int {
 
 let logger = Logger(label: "AsyncMailSQLiteTests")
 
+extension SQLiteConnection {
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`), committed when it returns: what
+    /// another program writing the file does.
+    func writing(_ body: () async throws -> Void) async throws {
+        _ = try await query("BEGIN IMMEDIATE")
+        do {
+            try await body()
+            _ = try await query("COMMIT")
+        } catch {
+            _ = try? await query("ROLLBACK")
+            throw error
+        }
+    }
+}
+
 @Suite("The relay's SQLite file: owner-only, WAL, and rows read once in the one order")
 struct RelayDatabaseTests {
     @Test("created 0600 in WAL mode; one that others may write to, or a link, is refused with the fix")
     func ownerOnly() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let database = try await RelayDatabase.open(path: path, logger: logger)
+            let database = try await RelayDatabase.open(path: path)
             _ = try await database.append(["a"], at: 1)
             #expect(try mode(of: path) == 0o600)
             #expect(try mode(of: path + "-wal") == 0o600, "SQLite gives the WAL the database's mode")
             await database.close()
 
             chmod(path, 0o666)
-            await #expect(throws: RelayFileError.self) { try await RelayDatabase.open(path: path, logger: logger) }
+            await #expect(throws: RelayFileError.self) { try await RelayDatabase.open(path: path) }
             do {
-                _ = try await RelayDatabase.open(path: path, logger: logger)
+                _ = try await RelayDatabase.open(path: path)
             } catch let error as RelayFileError {
                 #expect(error.code == .unsafePermissions)
                 #expect(error.description.contains("its mode is 666") && error.description.contains("chmod 600"))
@@ -43,18 +59,18 @@ struct RelayDatabaseTests {
             // A folder others may write to, without the sticky bit: refused, with the fix.
             chmod(folder, 0o777)
             do {
-                _ = try await RelayDatabase.open(path: path, logger: logger)
+                _ = try await RelayDatabase.open(path: path)
                 Issue.record("a database in a folder of mode 777 was opened")
             } catch let error as RelayFileError {
                 #expect(error.code == .unsafePermissions)
                 #expect(error.description.contains("has mode 777") && error.description.contains("chmod go-w"))
             }
             chmod(folder, 0o1777)  // as /tmp: only the owner may delete or replace its files
-            await (try await RelayDatabase.open(path: path, logger: logger)).close()
+            await (try await RelayDatabase.open(path: path)).close()
             chmod(folder, 0o700)
             try FileManager.default.createSymbolicLink(atPath: folder + "/link.sqlite", withDestinationPath: path)
             await #expect(throws: RelayFileError.self) {
-                try await RelayDatabase.open(path: folder + "/link.sqlite", logger: logger)
+                try await RelayDatabase.open(path: folder + "/link.sqlite")
             }
         }
     }
@@ -63,8 +79,8 @@ struct RelayDatabaseTests {
     func appendAndRead() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let writer = try await RelayDatabase.open(path: path, logger: logger)
-            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let writer = try await RelayDatabase.open(path: path)
+            let reader = try await RelayDatabase.open(path: path)
             let ids = try await writer.append(["one", "two", "three"], at: 1)
             #expect(ids == [1, 2, 3])
             let rows = try await reader.rows(after: 1, limit: 10, maximumBytes: 100)
@@ -83,8 +99,8 @@ struct RelayDatabaseTests {
     func statementsKept() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let writer = try await RelayDatabase.open(path: path, logger: logger)
-            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let writer = try await RelayDatabase.open(path: path)
+            let reader = try await RelayDatabase.open(path: path)
             var read: [String] = []
             for number in 0..<200 {
                 let row = RelayDatabase.NewRow(
@@ -112,8 +128,8 @@ struct RelayDatabaseTests {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
             var writers: [RelayDatabase] = []
-            for _ in 0..<3 { writers.append(try await RelayDatabase.open(path: path, logger: logger)) }
-            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            for _ in 0..<3 { writers.append(try await RelayDatabase.open(path: path)) }
+            let reader = try await RelayDatabase.open(path: path)
             let perWriter = 50
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (index, writer) in writers.enumerated() {
@@ -140,7 +156,7 @@ struct RelayDatabaseTests {
     func foreignRowsAreToldApart() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let database = try await RelayDatabase.open(path: path, logger: logger)
+            let database = try await RelayDatabase.open(path: path)
             _ = try await database.append(["fine"], at: 1)
             // Another program writing the shared table, with SQLite's dynamic types.
             let script = """
@@ -174,7 +190,7 @@ extension RelayDatabaseTests {
     )
     func numbering() async throws {
         try await withTemporaryFolder { folder in
-            let database = try await RelayDatabase.open(path: folder + "/relay.sqlite", logger: logger)
+            let database = try await RelayDatabase.open(path: folder + "/relay.sqlite")
             _ = try await database.publish(
                 [
                     .init(payload: "a", mails: 2, stream: "room"), .init(payload: "b", mails: 3, stream: nil),
@@ -209,7 +225,7 @@ extension RelayDatabaseTests {
     func backgroundCheckpoints() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let database = try await RelayDatabase.open(path: path, logger: logger)
+            let database = try await RelayDatabase.open(path: path)
             let size = { (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
             let before = try size()
             // 1,200 rows of about a page each: with SQLite's default, the commit past 1,000 pages

@@ -10,8 +10,8 @@ struct RowFeedTests {
     func wokenReadsEveryRow() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let writer = try await RelayDatabase.open(path: path, logger: logger)
-            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let writer = try await RelayDatabase.open(path: path)
+            let reader = try await RelayDatabase.open(path: path)
             let writerWakeUps = try await WakeUps.open(beside: path, name: "w")
             let readerWakeUps = try await WakeUps.open(beside: path, name: "r")
             _ = try await writer.append(["before"], at: 1)
@@ -49,8 +49,8 @@ struct RowFeedTests {
     func safetyNetFindsRows() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let writer = try await RelayDatabase.open(path: path, logger: logger)
-            let reader = try await RelayDatabase.open(path: path, logger: logger)
+            let writer = try await RelayDatabase.open(path: path)
+            let reader = try await RelayDatabase.open(path: path)
             let readerWakeUps = try await WakeUps.open(beside: path, name: "r")
             let feed = RowFeed(
                 database: reader,
@@ -78,7 +78,7 @@ struct ReplacedDatabaseTests {
         for replace in [false, true] {
             try await withTemporaryFolder { folder in
                 let path = folder + "/relay.sqlite"
-                let reader = try await RelayDatabase.open(path: path, logger: logger)
+                let reader = try await RelayDatabase.open(path: path)
                 let wakeUps = try await WakeUps.open(beside: path, name: "r")
                 let feed = RowFeed(
                     database: reader,
@@ -92,7 +92,7 @@ struct ReplacedDatabaseTests {
                 if replace {
                     // Moved over the path in one step: were the path deleted first, a check between
                     // the two steps would rightly see a deleted database.
-                    other = try await RelayDatabase.open(path: folder + "/other.sqlite", logger: logger)
+                    other = try await RelayDatabase.open(path: folder + "/other.sqlite")
                     #expect(rename(folder + "/other.sqlite", path) == 0)
                 } else {
                     other = nil
@@ -115,10 +115,10 @@ struct ReplacedDatabaseTests {
     @Test("a database dropped without close() closes its connections, rather than trapping")
     func droppedWithoutClose() async throws {
         try await withTemporaryFolder { folder in
-            var database: RelayDatabase? = try await RelayDatabase.open(path: folder + "/relay.sqlite", logger: logger)
+            var database: RelayDatabase? = try await RelayDatabase.open(path: folder + "/relay.sqlite")
             _ = try await database?.append(["x"], at: 1)
             database = nil  // sqlite-nio asserts in a debug build if its connection was not closed
-            let again = try await RelayDatabase.open(path: folder + "/relay.sqlite", logger: logger)
+            let again = try await RelayDatabase.open(path: folder + "/relay.sqlite")
             #expect(try await again.newest() == 1)
             await again.close()
         }

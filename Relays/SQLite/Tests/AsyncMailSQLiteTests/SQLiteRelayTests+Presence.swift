@@ -38,7 +38,7 @@ extension SQLiteRelayTests {
             // and a topic that is not text.
             let future = SQLiteRelay.milliseconds() + 3_600_000
             // The presence loop writes too: take the lock as a relay does, without a busy handler.
-            try await writer.writing(within: .seconds(10)) {
+            try await writer.writing {
                 _ = try await writer.query(
                     "INSERT INTO asyncmail_relay_presence_instances (instance, beat) VALUES ('other', ?), ('stale', 'never')",
                     [.integer(Int(future))]

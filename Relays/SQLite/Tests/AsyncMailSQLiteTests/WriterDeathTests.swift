@@ -31,7 +31,7 @@ struct WriterDeathTests {
     func killedHoldingTheLock() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let database = try await RelayDatabase.open(path: path, busyTimeout: .seconds(60), logger: logger)
+            let database = try await RelayDatabase.open(path: path, busyTimeout: .seconds(60))
             _ = try await database.append(["before"], at: 1)
             let (holder, output) = try startHolder(of: path)
             let said = try await withTimeout { output.availableData }
@@ -50,7 +50,7 @@ struct WriterDeathTests {
     func stalledHolderTimesOut() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let database = try await RelayDatabase.open(path: path, busyTimeout: .milliseconds(200), logger: logger)
+            let database = try await RelayDatabase.open(path: path, busyTimeout: .milliseconds(200))
             let (holder, output) = try startHolder(of: path)
             _ = try await withTimeout { output.availableData }
             do {
@@ -73,7 +73,7 @@ struct FullDatabaseTests {
     func fullDiskFailsTheAppendWhole() async throws {
         try await withTemporaryFolder { folder in
             let path = folder + "/relay.sqlite"
-            let database = try await RelayDatabase.open(path: path, logger: logger)
+            let database = try await RelayDatabase.open(path: path)
             _ = try await database.append(["kept"], at: 1)
             try await database.capPages(8)
             let large = Array(repeating: String(repeating: "x", count: 4_000), count: 50)
