@@ -200,17 +200,25 @@ final class SQLiteHandle: Sendable {
         self.connection = Guarded(connection)
     }
 
-    /// SQLite's own set-up, once a process, before its first connection: sqlite-nio does the same
-    /// under a lock, for a race ThreadSanitizer found in it.
-    private static let initialized: Void = { _ = sqlite_nio_sqlite3_initialize() }()
+    /// Taken around every open: SQLite's `unixOpen` resets its random generator when it finds a
+    /// new process id in an unguarded global (`randomnessPid`), which its comment calls harmless
+    /// and ThreadSanitizer reports when two connections open at once. Opens are rare (three or
+    /// four a relay), and the first also runs SQLite's own set-up (`sqlite3_initialize`), which
+    /// sqlite-nio also calls under a lock.
+    private static let opening = Guarded(false)
 
     /// Opens (creating when missing) the database at `path`, with no busy handler: a statement
     /// that needs a lock another connection holds fails at once with `SQLITE_BUSY`.
     static func open(path: String) throws(Failure) -> SQLiteHandle {
-        Self.initialized
         var database: OpaquePointer?
         let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE
-        let code = sqlite_nio_sqlite3_open_v2(path, &database, flags, nil)
+        let code = opening.withLock { initialized in
+            if !initialized {
+                _ = sqlite_nio_sqlite3_initialize()
+                initialized = true
+            }
+            return sqlite_nio_sqlite3_open_v2(path, &database, flags, nil)
+        }
         guard code == SQLITE_OK, let database else {
             let failure = Failure(
                 code: code,
