@@ -17,8 +17,8 @@ import Synchronization
 /// Three connections: the writer's, used only by the publishing loop; the reader's, used only
 /// by the reading loop; and the checkpointer's, on a thread of its own, which moves
 /// committed pages from the WAL into the database file (``keepCheckpointing(every:logger:checkpointed:)``)
-/// off the writer's path. The writer's and the reader's are ``SQLiteHandle``s, which keep their
-/// statements prepared and run them on the calling thread (it says why that is brief).
+/// off the writer's path. All three are ``SQLiteHandle``s, which keep their statements prepared
+/// and run them on the calling thread (it says why that is brief), the checkpointer's on its own.
 package final class RelayDatabase: Sendable {
     /// A row as read: its number, and its payload (untrusted).
     package struct Row: Sendable, Equatable {
@@ -179,7 +179,7 @@ package final class RelayDatabase: Sendable {
         do {
             // WAL: readers never block the writer, and a commit is one append. Switching to it
             // takes the file's lock, which another process setting up may hold a moment.
-            try await SQLiteHandle.retryingWhileBusy(within: busyTimeout) {
+            try await SQLiteHandle.retryingWhileBusy(within: busyTimeout) { () throws(SQLiteHandle.Failure) in
                 try writer.execute("PRAGMA journal_mode = WAL")
             }
             try writer.setWriterSettings()

@@ -7,9 +7,10 @@ import VaporCSQLite
 ///
 /// Every connection of the relay is one: the writer's, the reader's, the checkpointer's and the
 /// presence tables'. Why not sqlite-nio's `SQLiteConnection`, on the paths every mail takes (the
-/// writer's append, the reader's read after its cursor) above all: it prepares every query anew, and runs each on its thread
-/// pool, whose answer comes back through an event loop; that parsing and those three thread
-/// switches a statement were most of what a relayed mail cost (Benchmarks/README.md, #57). Here a
+/// writer's append, the reader's read after its cursor) above all: it prepares every query anew,
+/// and runs each on its thread pool, whose answer comes back through an event loop; that parsing
+/// and those three thread switches a statement were most of what a relayed mail cost
+/// (Benchmarks/README.md, #57). Here a
 /// statement runs on the calling thread, which is brief because nothing in it waits: the relay's
 /// connections have no busy handler (a held lock fails at once with `SQLITE_BUSY`, and
 /// ``writing(within:_:)`` waits for it without a thread), a commit in WAL mode with
@@ -51,14 +52,10 @@ final class SQLiteHandle: Sendable {
             self.statement = statement
         }
 
-        /// SQLite's type of column `index`: `integer`, `text`, `null`, `real` or `blob`.
-        func isInteger(_ index: Int32) -> Bool {
-            sqlite_nio_sqlite3_column_type(statement, index) == SQLITE_INTEGER
-        }
-
         /// Column `index` when it holds an integer; nil otherwise.
         func integer(_ index: Int32) -> Int64? {
-            isInteger(index) ? sqlite_nio_sqlite3_column_int64(statement, index) : nil
+            sqlite_nio_sqlite3_column_type(statement, index) == SQLITE_INTEGER
+                ? sqlite_nio_sqlite3_column_int64(statement, index) : nil
         }
 
         /// Column `index` when it holds text; nil otherwise. Bytes that are not UTF-8 are replaced
@@ -82,6 +79,9 @@ final class SQLiteHandle: Sendable {
             self.database = database
         }
 
+        /// What a call on a closed connection throws.
+        static let closed = Failure(code: SQLITE_MISUSE, message: "the connection is closed")
+
         func failure(_ code: Int32) -> Failure {
             let message = database.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) }
             return Failure(code: code, message: message ?? String(cString: sqlite_nio_sqlite3_errstr(code)))
@@ -90,7 +90,7 @@ final class SQLiteHandle: Sendable {
         /// The kept statement for `sql`, prepared on first use.
         func statement(_ sql: String) throws(Failure) -> OpaquePointer {
             if let statement = statements[sql] { return statement }
-            guard let database else { throw Failure(code: SQLITE_MISUSE, message: "the connection is closed") }
+            guard let database else { throw Self.closed }
             var statement: OpaquePointer?
             let code = sqlite_nio_sqlite3_prepare_v3(
                 database,
@@ -150,9 +150,14 @@ final class SQLiteHandle: Sendable {
             return (rows, Int(sqlite_nio_sqlite3_changes64(database)))
         }
 
+        /// Runs `sql` with `binds`, reading no row; returns how many rows it changed.
+        func run(_ sql: String, _ binds: [Value]) throws(Failure) -> Int {
+            try run(sql, binds) { _ in () as Void? }.changes
+        }
+
         /// Runs `sql`, statements with no bound values (set-up), without keeping them.
         func execute(_ sql: String) throws(Failure) {
-            guard let database else { throw Failure(code: SQLITE_MISUSE, message: "the connection is closed") }
+            guard let database else { throw Self.closed }
             let code = sqlite_nio_sqlite3_exec(database, sql, nil, nil, nil)
             guard code == SQLITE_OK else { throw failure(code) }
         }
@@ -180,7 +185,7 @@ final class SQLiteHandle: Sendable {
         /// Runs `sql`; returns how many rows it changed.
         @discardableResult
         func run(_ sql: String, _ binds: [Value] = []) throws(Failure) -> Int {
-            try connection.run(sql, binds) { _ in () as Void? }.changes
+            try connection.run(sql, binds)
         }
 
         /// Runs `sql`, statements with no bound values (set-up), without keeping them.
@@ -264,11 +269,8 @@ final class SQLiteHandle: Sendable {
     /// process that dies, which is what `flush()` promises, not against power loss; in WAL mode a
     /// commit then waits on no `fsync`), and checkpoints left to the background
     /// (``writerCheckpointPages``).
-    static let writerSettings = ["PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = \(writerCheckpointPages)"]
-
-    /// Applies ``writerSettings``.
     func setWriterSettings() throws(Failure) {
-        try execute(Self.writerSettings.joined(separator: "; "))
+        try execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = \(Self.writerCheckpointPages)")
     }
 
     /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`): commits when it returns, rolls
@@ -279,15 +281,15 @@ final class SQLiteHandle: Sendable {
     func transaction<Result: Sendable>(_ body: (Transaction) throws(Failure) -> Result) throws(Failure) -> Result {
         try connection.withLock { connection in
             Swift.Result { () throws(Failure) in
-                _ = try connection.run("BEGIN IMMEDIATE", []) { _ in () as Void? }
+                _ = try connection.run("BEGIN IMMEDIATE", [])
                 do throws(Failure) {
                     let result = try body(Transaction(connection))
-                    _ = try connection.run("COMMIT", []) { _ in () as Void? }
+                    _ = try connection.run("COMMIT", [])
                     return result
                 } catch {
                     // A failed COMMIT may leave the transaction open: it is rolled back too.
                     if let database = connection.database, sqlite_nio_sqlite3_get_autocommit(database) == 0 {
-                        _ = try? connection.run("ROLLBACK", []) { _ in () as Void? }
+                        _ = try? connection.run("ROLLBACK", [])
                     }
                     throw error
                 }
@@ -305,29 +307,30 @@ final class SQLiteHandle: Sendable {
         within busyTimeout: Duration,
         _ body: (Transaction) throws(Failure) -> Result
     ) async throws -> Result {
-        try await Self.retryingWhileBusy(within: busyTimeout) { try transaction(body) }
+        try await Self.retryingWhileBusy(within: busyTimeout) { () throws(Failure) in try transaction(body) }
     }
 
     /// Runs `attempt` until it does not fail with `SQLITE_BUSY`, with pauses doubling from 0.1 to
     /// 10 ms, up to `busyTimeout`: an attempt that fails so has done nothing. Every connection of
     /// the relay waits for a lock here, without a thread, for none has a busy handler.
-    ///
-    /// - Parameter isBusy: Whether an error is `SQLITE_BUSY` (sqlite-nio's errors are not ``Failure``).
     static func retryingWhileBusy<Result>(
         within busyTimeout: Duration,
-        isBusy: (any Error) -> Bool = { ($0 as? Failure)?.isBusy == true },
-        _ attempt: () async throws -> Result
+        _ attempt: () throws(Failure) -> Result
     ) async throws -> Result {
         let deadline = ContinuousClock.now + busyTimeout
         var pause = Duration.microseconds(100)
         while true {
+            let failure: Failure
             do {
-                return try await attempt()
-            } catch  where isBusy(error) {
-                guard ContinuousClock.now + pause < deadline else { throw error }
-                try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(10))
+                return try attempt()
+            } catch {
+                failure = error
             }
+            // Outside the catch: Swift 6.3.1 crashed compiling a rethrow from `catch where`
+            // on a typed error in this async function ("Found outside of lifetime use").
+            guard failure.isBusy, ContinuousClock.now + pause < deadline else { throw failure }
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(10))
         }
     }
 

@@ -34,7 +34,7 @@ package final class WakeUps: Sendable {
     /// Wakes this process's own reader (``wakeHere()``).
     private let wake: AsyncStream<Void>.Continuation
     /// The other sockets, as ``peers()`` last listed them.
-    private let known = Guarded(KnownPeers(listed: nil, modified: nil, peers: []))
+    private let known = Guarded<KnownPeers?>(nil)
     /// The socket nudges are sent from, bound to `name.send` beside `name.sock`, so a peer sees
     /// where a nudge came from.
     private let sender: Int32
@@ -173,38 +173,40 @@ package final class WakeUps: Sendable {
     /// from the time: a process that binds then is nudged within a second, as its own check
     /// would find the rows anyway.
     private func peers() -> [String] {
-        var info = stat()
-        let modified: Modified? =
-            stat(directory, &info) != 0
-            ? nil
-            : {
-                #if canImport(Darwin)
-                (info.st_mtimespec.tv_sec, info.st_mtimespec.tv_nsec)
-                #else
-                (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
-                #endif
-            }()
+        let modified = Self.modified(directory)
         let now = ContinuousClock.now
         let kept = known.withLock { known -> [String]? in
-            guard let listed = known.listed, let modified, let then = known.modified, then == modified,
-                now - listed < .seconds(1)
-            else { return nil }
+            guard let known, let modified, known.modified == modified, now - known.listed < .seconds(1) else {
+                return nil
+            }
             return known.peers
         }
         if let kept { return kept }
         let peers = Self.sockets(in: directory).filter { $0 != path }
-        known.withLock { $0 = KnownPeers(listed: now, modified: modified, peers: peers) }
+        // A folder whose time cannot be read is listed at every nudge.
+        known.withLock { $0 = modified.map { KnownPeers(listed: now, modified: $0, peers: peers) } }
         return peers
     }
 
     /// A file's modification time: seconds and nanoseconds.
     private typealias Modified = (Int, Int)
 
+    /// `path`'s modification time, or nil when it cannot be read.
+    private static func modified(_ path: String) -> Modified? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        return (info.st_mtimespec.tv_sec, info.st_mtimespec.tv_nsec)
+        #else
+        return (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+        #endif
+    }
+
     /// The other sockets as last listed, when, and the folder's modification time then.
     private struct KnownPeers {
-        var listed: ContinuousClock.Instant?
-        var modified: Modified?
-        var peers: [String]
+        let listed: ContinuousClock.Instant
+        let modified: Modified
+        let peers: [String]
     }
 
     /// Wakes this process's own reader, with no datagram: after a commit whose rows this
