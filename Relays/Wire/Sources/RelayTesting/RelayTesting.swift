@@ -87,27 +87,27 @@ public func stop(_ running: Task<Void, any Error>) async throws {
     try await withTimeout { _ = try? await running.value }
 }
 
-/// The lines a child process writes, as they come.
+/// The lines a child process writes, as they come; the stream ends when the child's end closes.
+///
+/// Read by a thread of its own that blocks in `read`. Not `readabilityHandler`: its dispatch
+/// source on the pipe crashed libdispatch's event loop on Linux once the child's end closed
+/// ("Bad pointer dereference" in `_dispatch_event_loop_drain`, 1 contract run in 6 on 2026-11-28;
+/// swift-corelibs-foundation#3276).
 public func lines(of pipe: Pipe) -> AsyncStream<String> {
     let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-    let pending = Guarded(Data())
-    pipe.fileHandleForReading.readabilityHandler = { handle in
-        let data = handle.availableData
-        if data.isEmpty {
-            handle.readabilityHandler = nil
-            continuation.finish()
-            return
-        }
-        let complete: [String] = pending.withLock { buffer in
-            buffer.append(data)
-            var found: [String] = []
-            while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                buffer.removeSubrange(buffer.startIndex...newline)
+    let handle = pipe.fileHandleForReading
+    Thread {
+        var pending = Data()
+        while true {
+            let data = handle.availableData  // waits for bytes; empty once the writer closed
+            if data.isEmpty { break }
+            pending.append(data)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                continuation.yield(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                pending.removeSubrange(pending.startIndex...newline)
             }
-            return found
         }
-        for line in complete { continuation.yield(line) }
-    }
+        continuation.finish()
+    }.start()
     return lines
 }
