@@ -44,7 +44,10 @@ func insertPlain(_ connection: SQLiteConnection, _ payloads: [String]) async thr
 
 /// The poller: every millisecond, reads the rows after the last one it read, until it has
 /// `count`; then prints its latencies' percentiles and the CPU seconds it used since it was ready.
-func pollRead(path: String, count: Int) async throws {
+/// With `codable`, each row is a `BenchMail` in JSON, decoded as a user who carries typed mail
+/// decodes it.
+func pollRead(path: String, count: Int, codable: Bool) async throws {
+    let decoder = JSONDecoder()
     let connection = try await openPlain(path)
     var cursor =
         try await connection.query("SELECT coalesce(max(id), 0) AS id FROM plain").first?
@@ -61,7 +64,9 @@ func pollRead(path: String, count: Int) async throws {
         let now = monotonicNanoseconds()
         for row in rows {
             cursor = row.column("id")?.integer ?? cursor
-            if let stamp = row.column("payload")?.string?.split(separator: "|").first.flatMap({ UInt64($0) }) {
+            var text = row.column("payload")?.string
+            if codable, let json = text { text = try decoder.decode(BenchMail.self, from: Data(json.utf8)).text }
+            if let stamp = text?.split(separator: "|").first.flatMap({ UInt64($0) }) {
                 latencies.append(Double(now &- stamp) / 1_000_000)
             }
         }
@@ -81,10 +86,10 @@ func pollRead(path: String, count: Int) async throws {
 }
 
 /// Runs this program as the poller of `count` rows; returns it once it is ready.
-func startPoller(path: String, count: Int) throws -> (Process, FileHandle) {
+func startPoller(path: String, count: Int, codable: Bool) throws -> (Process, FileHandle) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["poll-read", path, String(count)]
+    process.arguments = ["poll-read", path, String(count)] + (codable ? ["codable"] : [])
     let output = Pipe()
     process.standardOutput = output
     try process.run()
@@ -97,26 +102,36 @@ func startPoller(path: String, count: Int) throws -> (Process, FileHandle) {
 /// and in the throughput run.
 struct Measured {
     var latency = "?"
+    /// p99 of ``latency``, ms.
+    var p99 = 0.0
     var throughput = 0
     var cpuPerThousandPaced = 0.0
     var cpuPerThousand = 0.0
 
     /// The reader's last line: p50 p99 max (ms), then its CPU seconds.
-    static func split(_ line: String?) -> (latency: String, cpu: Double) {
+    static func split(_ line: String?) -> (latency: String, p99: Double, cpu: Double) {
         let fields = (line ?? "?").split(separator: " ")
-        return (fields.prefix(3).joined(separator: " "), Double(fields.last ?? "") ?? 0)
+        return (
+            fields.prefix(3).joined(separator: " "), fields.count > 1 ? Double(fields[1]) ?? 0 : 0,
+            Double(fields.last ?? "") ?? 0
+        )
     }
 }
 
-/// The poller: a plain table, one row a commit, read by a loop polling every millisecond.
-func benchPoller(mails: Int, folder: String) async throws -> Measured {
+/// The poller: a plain table, one row a commit, read by a loop polling every millisecond. With
+/// `codable`, each row is a `BenchMail` encoded as JSON, as the relay carries it.
+func benchPoller(mails: Int, folder: String, codable: Bool = false) async throws -> Measured {
     let path = folder + "/poll.sqlite"
     let writer = try await openPlain(path)
+    let encoder = JSONEncoder()
+    func row() throws -> String {
+        codable ? String(decoding: try encoder.encode(BenchMail(text: payload())), as: UTF8.self) : payload()
+    }
     let measured = try await measure(
         mails: mails,
-        reader: { try startPoller(path: path, count: $0) },
-        postOne: { try await insertPlain(writer, [payload()]) },
-        postHundred: { try await insertPlain(writer, (0..<100).map { _ in payload() }) },
+        reader: { try startPoller(path: path, count: $0, codable: codable) },
+        postOne: { try await insertPlain(writer, [try row()]) },
+        postHundred: { try await insertPlain(writer, try (0..<100).map { _ in try row() }) },
         flush: {}
     )
     try await writer.close().get()
