@@ -54,8 +54,7 @@ func pollRead(path: String, count: Int, codable: Bool) async throws {
         .column("id")?.integer ?? 0
     let cpuAtStart = cpuSeconds()
     say("ready")
-    var latencies: [Double] = []
-    latencies.reserveCapacity(count)
+    var latencies = Latencies()
     while latencies.count < count {
         let rows = try await connection.query(
             "SELECT id, payload FROM plain WHERE id > ? ORDER BY id LIMIT 1000",
@@ -66,22 +65,11 @@ func pollRead(path: String, count: Int, codable: Bool) async throws {
             cursor = row.column("id")?.integer ?? cursor
             var text = row.column("payload")?.string
             if codable, let json = text { text = try decoder.decode(BenchMail.self, from: Data(json.utf8)).text }
-            if let stamp = text?.split(separator: "|").first.flatMap({ UInt64($0) }) {
-                latencies.append(Double(now &- stamp) / 1_000_000)
-            }
+            if let text { latencies.add(text, at: now) }
         }
         if rows.count < 1000 { try await Task.sleep(for: .milliseconds(1)) }
     }
-    latencies.sort()
-    say(
-        String(
-            format: "%.3f %.3f %.3f %.3f",
-            percentile(latencies, 0.5),
-            percentile(latencies, 0.99),
-            latencies.last ?? 0,
-            cpuSeconds() - cpuAtStart
-        )
-    )
+    say(latencies.summary() + String(format: " %.3f", cpuSeconds() - cpuAtStart))
     try await connection.close().get()
 }
 
@@ -97,24 +85,36 @@ func startPoller(path: String, count: Int, codable: Bool) throws -> (Process, Fi
     return (process, output.fileHandleForReading)
 }
 
-/// What one contender measured: latency at 1,000 mails/s (p50, p99, max, ms), throughput to the
-/// other process (mails/s), and CPU seconds of both processes per 1,000 mails, at 1,000 mails/s
-/// and in the throughput run.
+/// What one contender measured: latency at 1,000 mails/s (p50, p99, max, ms) from when each mail
+/// was due and from when its post began, throughput to the other process (mails/s), and CPU
+/// seconds of both processes per 1,000 mails, at 1,000 mails/s and in the throughput run.
 struct Measured {
     var latency = "?"
     /// p99 of ``latency``, ms.
     var p99 = 0.0
+    var latencyFromPost = "?"
+    /// p99 of ``latencyFromPost``, ms.
+    var p99FromPost = 0.0
     var throughput = 0
     var cpuPerThousandPaced = 0.0
     var cpuPerThousand = 0.0
 
-    /// The reader's last line: p50 p99 max (ms), then its CPU seconds.
-    static func split(_ line: String?) -> (latency: String, p99: Double, cpu: Double) {
+    /// The reader's last line (``Latencies/summary()``, then its CPU seconds).
+    init(reader line: String?) {
         let fields = (line ?? "?").split(separator: " ")
-        return (
-            fields.prefix(3).joined(separator: " "), fields.count > 1 ? Double(fields[1]) ?? 0 : 0,
-            Double(fields.last ?? "") ?? 0
-        )
+        guard fields.count == 7 else { return }
+        latency = fields[0..<3].joined(separator: " ")
+        p99 = Double(fields[1]) ?? 0
+        latencyFromPost = fields[3..<6].joined(separator: " ")
+        p99FromPost = Double(fields[4]) ?? 0
+        cpuPerThousandPaced = Double(fields[6]) ?? 0  // seconds, until the caller scales it
+    }
+
+    init() {}
+
+    /// The CPU seconds at the end of the reader's line.
+    static func cpu(_ line: String?) -> Double {
+        Double((line ?? "").split(separator: " ").last ?? "") ?? 0
     }
 }
 
@@ -124,13 +124,14 @@ func benchPoller(mails: Int, folder: String, codable: Bool = false) async throws
     let path = folder + "/poll.sqlite"
     let writer = try await openPlain(path)
     let encoder = JSONEncoder()
-    func row() throws -> String {
-        codable ? String(decoding: try encoder.encode(BenchMail(text: payload())), as: UTF8.self) : payload()
+    func row(due: UInt64? = nil) throws -> String {
+        let payload = payload(stamp: due)
+        return codable ? String(decoding: try encoder.encode(BenchMail(text: payload)), as: UTF8.self) : payload
     }
     let measured = try await measure(
         mails: mails,
         reader: { try startPoller(path: path, count: $0, codable: codable) },
-        postOne: { try await insertPlain(writer, [try row()]) },
+        postOne: { try await insertPlain(writer, [try row(due: $0)]) },
         postHundred: { try await insertPlain(writer, try (0..<100).map { _ in try row() }) },
         flush: {}
     )
