@@ -11,13 +11,14 @@ import VaporCSQLite
 /// and runs each on its thread pool, whose answer comes back through an event loop; that parsing
 /// and those three thread switches a statement were most of what a relayed mail cost
 /// (Benchmarks/README.md, #57). Here a
-/// statement runs on the calling thread, which is brief because nothing in it waits: the relay's
+/// statement runs on the calling thread, which is brief because it rarely waits: the relay's
 /// connections have no busy handler (a held lock fails at once with `SQLITE_BUSY`, and
-/// ``writing(within:_:)`` waits for it without a thread), a commit in WAL mode with
-/// `synchronous = NORMAL` writes the WAL without `fsync`, and the checkpoints, which do wait on
-/// the disk, run on a thread of their own (`RelayDatabase.keepCheckpointing` calls this handle
-/// there), but for the writer's own past ``writerCheckpointPages``, which finds little left to
-/// copy.
+/// ``writing(within:_:)`` waits for it without a thread), and a commit in WAL mode with
+/// `synchronous = NORMAL` writes the WAL without `fsync`, but for the first commit after the WAL
+/// restarts, which syncs its header (SQLite's guard against a reordered write; a few a second at
+/// most). The checkpoints, which wait on the disk, run on a thread of their own
+/// (`RelayDatabase.keepCheckpointing` calls this handle there), but for the writer's own past
+/// ``writerCheckpointPages``, which finds little left to copy.
 ///
 /// Each call takes the handle's lock for the statement's whole run: SQLite's connection is
 /// serialized already (`SQLITE_OPEN_FULLMUTEX`), but a kept statement's bind, steps and reset
@@ -267,8 +268,8 @@ final class SQLiteHandle: Sendable {
 
     /// The settings of a relay's connection that writes: `synchronous = NORMAL` (durable against a
     /// process that dies, which is what `flush()` promises, not against power loss; in WAL mode a
-    /// commit then waits on no `fsync`), and checkpoints left to the background
-    /// (``writerCheckpointPages``).
+    /// commit then waits on no `fsync` but after the WAL restarts), and checkpoints left to the
+    /// background (``writerCheckpointPages``).
     func setWriterSettings() throws(Failure) {
         try execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = \(Self.writerCheckpointPages)")
     }
