@@ -65,7 +65,6 @@ public final class PostgresRelay: MailRelay {
     /// Counters, events, logs and metrics.
     let reporter: RelayReporter
     var logger: Logger { reporter.logger }
-    var metrics: RelayMetrics { reporter.metrics }
     /// Signs what this relay publishes, when a key is set.
     let signer: PayloadSigner?
     /// Decides what each received payload means; keeps every origin's numbering.
