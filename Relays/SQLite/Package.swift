@@ -58,6 +58,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // The poller it measures the relay against uses SQLite directly, as a user would.
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                // The relay's publish durations, read as its metrics (PublishDurations.swift).
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         .testTarget(

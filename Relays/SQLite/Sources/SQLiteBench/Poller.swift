@@ -95,6 +95,9 @@ struct Measured {
     var latencyFromPost = "?"
     /// p99 of ``latencyFromPost``, ms.
     var p99FromPost = 0.0
+    /// The relay's publish durations at 1,000 mails/s, from its queue to its commit (p50, p99,
+    /// max, ms): its own metric (PublishDurations.swift); "-" for the others.
+    var queueToCommit = "-"
     var throughput = 0
     var cpuPerThousandPaced = 0.0
     var cpuPerThousand = 0.0

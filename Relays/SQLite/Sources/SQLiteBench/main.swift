@@ -144,9 +144,14 @@ struct BenchMail: Mail, Codable {
 }
 
 /// A relay on `path` carrying `BenchMail`, with the default settings a user gets: past the
-/// outbound queue's 10,000 mails, posts wait for room.
-func benchRelay(_ mailroom: Mailroom, path: String) throws -> SQLiteRelay {
-    let relay = try SQLiteRelay(mailroom: mailroom, path: path, logger: logger)
+/// outbound queue's 10,000 mails, posts wait for room. Its metrics go to `metrics`, if given.
+func benchRelay(_ mailroom: Mailroom, path: String, metrics: PublishDurations? = nil) throws -> SQLiteRelay {
+    let relay = try SQLiteRelay(
+        mailroom: mailroom,
+        path: path,
+        configuration: .init(metricsFactory: metrics),
+        logger: logger
+    )
     try relay.register(BenchMail.self, as: "bench")
     return relay
 }
@@ -197,15 +202,19 @@ func perSecond(_ count: Int, _ duration: Duration) -> Int {
 func measureRelay(mails: Int, folder: String) async throws -> Measured {
     let path = folder + "/relay.sqlite"
     let mailroom = Mailroom()
-    let relay = try benchRelay(mailroom, path: path)
+    let durations = PublishDurations()
+    let relay = try benchRelay(mailroom, path: path, metrics: durations)
     let task = await run(relay)
-    let measured = try await measure(
+    var queueToCommit = "-"
+    var measured = try await measure(
         mails: mails,
         reader: { try startRelayReader(path: path, count: $0) },
         postOne: { await mailroom.post(BenchMail(text: payload(stamp: $0))) },
+        pacedDone: { queueToCommit = durations.take() },
         postHundred: { await mailroom.post(contentsOf: (0..<100).map { _ in BenchMail(text: payload()) }) },
         flush: { try await relay.flush() }
     )
+    measured.queueToCommit = queueToCommit
     task.cancel()
     _ = await task.result
     return measured
@@ -224,6 +233,7 @@ func measure(
     mails: Int,
     reader startReader: (_ count: Int) throws -> (Process, FileHandle),
     postOne: (_ due: UInt64) async throws -> Void,
+    pacedDone: () -> Void = {},
     postHundred: () async throws -> Void,
     flush: () async throws -> Void
 ) async throws -> Measured {
@@ -239,6 +249,7 @@ func measure(
         try await clock.sleep(until: start + .milliseconds(index + 1))
     }
     measured = Measured(reader: readLine(from: output))
+    pacedDone()
     measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + measured.cpuPerThousandPaced) / Double(mails) * 1_000
     reader.waitUntilExit()
 
@@ -288,6 +299,7 @@ func benchRelay(mails: Int) async throws {
     )
     print("latency ms (p50 p99 max), from when each mail was due to its delivery in another process: \(relay.latency)")
     print("latency ms (p50 p99 max), from when its post began: \(relay.latencyFromPost)")
+    print("publish ms (p50 p99 max), the relay's own, from its queue to its commit: \(relay.queueToCommit)")
     print(
         "throughput: relayed \(relay.throughput) mails/s, plain inserts \(inserts) rows/s, ratio \(String(format: "%.2f", Double(relay.throughput) / Double(inserts)))x"
     )
@@ -337,6 +349,7 @@ func compare(mails: Int, rounds: Int) async throws {
                 "    post: relay \(relay.latencyFromPost); poller \(poller.latencyFromPost); "
                     + "Codable poller \(codable.latencyFromPost)"
             )
+            print("    relay's publish, from its queue to its commit: \(relay.queueToCommit)")
         }
         print(
             "  mails/s to the other process: relay \(relays.map(\.throughput)), poller \(pollers.map(\.throughput)), "
