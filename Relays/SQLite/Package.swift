@@ -58,7 +58,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 // The poller it measures the relay against uses SQLite directly, as a user would.
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                // The relay's publish durations, read as its metrics (PublishDurations.swift).
+                // The relay's publish durations and receive lags, read as its metrics (KeptTimer.swift).
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),

@@ -96,21 +96,26 @@ struct Measured {
     /// p99 of ``latencyFromPost``, ms.
     var p99FromPost = 0.0
     /// The relay's publish durations at 1,000 mails/s, from its queue to its commit (p50, p99,
-    /// max, ms): its own metric (PublishDurations.swift); "-" for the others.
+    /// max, ms): its own metric (KeptTimer.swift); "-" for the others.
     var queueToCommit = "-"
+    /// The relay's receive lags at 1,000 mails/s, from the publisher making a row's payload to
+    /// the delivery (p50, p99, max, whole ms): its own metric; "-" for the others.
+    var receiveLag = "-"
     var throughput = 0
     var cpuPerThousandPaced = 0.0
     var cpuPerThousand = 0.0
 
-    /// The reader's last line (``Latencies/summary()``, then its CPU seconds).
+    /// The reader's last line (``Latencies/summary()``, the relay's receive lags if it is the
+    /// relay's reader, then its CPU seconds).
     init(reader line: String?) {
         let fields = (line ?? "?").split(separator: " ")
-        guard fields.count == 7 else { return }
+        guard fields.count == 7 || fields.count == 10 else { return }
+        if fields.count == 10 { receiveLag = fields[6..<9].joined(separator: " ") }
         latency = fields[0..<3].joined(separator: " ")
         p99 = Double(fields[1]) ?? 0
         latencyFromPost = fields[3..<6].joined(separator: " ")
         p99FromPost = Double(fields[4]) ?? 0
-        cpuPerThousandPaced = Double(fields[6]) ?? 0  // seconds, until the caller scales it
+        cpuPerThousandPaced = Double(fields[fields.count - 1]) ?? 0  // seconds, until the caller scales it
     }
 
     init() {}

@@ -145,7 +145,7 @@ struct BenchMail: Mail, Codable {
 
 /// A relay on `path` carrying `BenchMail`, with the default settings a user gets: past the
 /// outbound queue's 10,000 mails, posts wait for room. Its metrics go to `metrics`, if given.
-func benchRelay(_ mailroom: Mailroom, path: String, metrics: PublishDurations? = nil) throws -> SQLiteRelay {
+func benchRelay(_ mailroom: Mailroom, path: String, metrics: KeptTimer? = nil) throws -> SQLiteRelay {
     let relay = try SQLiteRelay(
         mailroom: mailroom,
         path: path,
@@ -169,7 +169,8 @@ func run(_ relay: SQLiteRelay) async -> Task<Void, any Error> {
 func readRelayed(path: String, count: Int) async throws {
     let mailroom = Mailroom()
     let mails = await mailroom.subscribe(to: BenchMail.self)
-    let task = await run(try benchRelay(mailroom, path: path))
+    let lags = KeptTimer("asyncmail.relay.receive.lag")
+    let task = await run(try benchRelay(mailroom, path: path, metrics: lags))
     let cpuAtStart = cpuSeconds()
     say("ready")
     var latencies = Latencies()
@@ -177,7 +178,7 @@ func readRelayed(path: String, count: Int) async throws {
         latencies.add(mail.text, at: monotonicNanoseconds())
         if latencies.count >= count { break }
     }
-    say(latencies.summary() + String(format: " %.3f", cpuSeconds() - cpuAtStart))
+    say(latencies.summary() + " " + lags.take() + String(format: " %.3f", cpuSeconds() - cpuAtStart))
     task.cancel()
     _ = await task.result
 }
@@ -202,7 +203,7 @@ func perSecond(_ count: Int, _ duration: Duration) -> Int {
 func measureRelay(mails: Int, folder: String) async throws -> Measured {
     let path = folder + "/relay.sqlite"
     let mailroom = Mailroom()
-    let durations = PublishDurations()
+    let durations = KeptTimer("messaging.client.operation.duration")
     let relay = try benchRelay(mailroom, path: path, metrics: durations)
     let task = await run(relay)
     var queueToCommit = "-"
@@ -300,6 +301,7 @@ func benchRelay(mails: Int) async throws {
     print("latency ms (p50 p99 max), from when each mail was due to its delivery in another process: \(relay.latency)")
     print("latency ms (p50 p99 max), from when its post began: \(relay.latencyFromPost)")
     print("publish ms (p50 p99 max), the relay's own, from its queue to its commit: \(relay.queueToCommit)")
+    print("receive lag ms (p50 p99 max), the relay's own, from the payload made to delivery: \(relay.receiveLag)")
     print(
         "throughput: relayed \(relay.throughput) mails/s, plain inserts \(inserts) rows/s, ratio \(String(format: "%.2f", Double(relay.throughput) / Double(inserts)))x"
     )
@@ -349,7 +351,10 @@ func compare(mails: Int, rounds: Int) async throws {
                 "    post: relay \(relay.latencyFromPost); poller \(poller.latencyFromPost); "
                     + "Codable poller \(codable.latencyFromPost)"
             )
-            print("    relay's publish, from its queue to its commit: \(relay.queueToCommit)")
+            print(
+                "    relay's own timers: publish (queue to commit) \(relay.queueToCommit); "
+                    + "receive lag (payload made to delivery, whole ms) \(relay.receiveLag)"
+            )
         }
         print(
             "  mails/s to the other process: relay \(relays.map(\.throughput)), poller \(pollers.map(\.throughput)), "

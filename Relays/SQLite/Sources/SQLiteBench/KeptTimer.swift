@@ -1,13 +1,21 @@
-// The relay's own account of where a mail's time goes on the posting side: its publish duration
-// (`messaging.client.operation.duration`), from a post entering the outbound queue to its
-// commit, as the relay reports it to swift-metrics. `compare` prints it beside the latency, to
-// tell the posting side's share of a p99 from the reading side's.
+// The relay's own account of where a mail's time goes, read from its swift-metrics timers: on the
+// posting side its publish duration (`messaging.client.operation.duration`, from a post entering
+// the outbound queue to its commit), on the reading side its receive lag
+// (`asyncmail.relay.receive.lag`, from the publisher making the row's payload to the delivery,
+// in whole milliseconds of the wall clock). `compare` prints both beside the latency, to tell
+// apart the parts of a p99.
 import CoreMetrics
 import Synchronization
 
-/// A metrics factory that keeps the publish durations it is given, and nothing else.
-final class PublishDurations: MetricsFactory, Sendable {
+/// A metrics factory that keeps what one timer records, and nothing else.
+final class KeptTimer: MetricsFactory, Sendable {
+    /// The timer's label.
+    let label: String
     private let durations = Mutex<[Int64]>([])
+
+    init(_ label: String) {
+        self.label = label
+    }
 
     /// The durations kept so far, in ms, as "p50 p99 max"; forgets them.
     func take() -> String {
@@ -22,8 +30,8 @@ final class PublishDurations: MetricsFactory, Sendable {
     }
 
     private final class Keeping: TimerHandler, Sendable {
-        let durations: PublishDurations
-        init(_ durations: PublishDurations) { self.durations = durations }
+        let durations: KeptTimer
+        init(_ durations: KeptTimer) { self.durations = durations }
         func recordNanoseconds(_ duration: Int64) { durations.durations.withLock { $0.append(duration) } }
     }
 
@@ -46,7 +54,7 @@ final class PublishDurations: MetricsFactory, Sendable {
         Ignoring()
     }
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        label == "messaging.client.operation.duration" ? Keeping(self) : Ignoring()
+        label == self.label ? Keeping(self) : Ignoring()
     }
     func destroyCounter(_ handler: any CounterHandler) {}
     func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {}
