@@ -32,7 +32,8 @@ struct SQLiteEngine: RelayEngine {
 
     func readers(of storage: SQLiteRelay.Storage) -> [@Sendable () async throws -> Void] {
         var readers: [@Sendable () async throws -> Void] = [
-            { try await relay.read(storage) },
+            // On the thread that receives the wake-ups: see `WakeUps.Listener`.
+            { try await withTaskExecutorPreference(storage.wakeUps.executor) { try await relay.read(storage) } },
             { await storage.database.keepCheckpointing(logger: relay.logger) },
         ]
         if let tables = storage.presence {

@@ -18,4 +18,7 @@ extension SQLiteRelay {
     /// Each new count of wake-ups the running relay's socket takes (the newest kept); nil while
     /// it does not run. One consumer.
     package var wakeUpCountsForTesting: AsyncStream<Int>? { state.withLock { $0.wakeUps?.receivedCounts } }
+
+    /// Whether the caller runs on the thread that receives the running relay's wake-ups.
+    package var isOnWakeUpThreadForTesting: Bool { state.withLock { $0.wakeUps?.isOnWakeUpThread ?? false } }
 }

@@ -24,7 +24,9 @@ import ServiceLifecycle
 ///   resumes in any process, from the file.
 /// - Wake-ups, not polling: a writer nudges every other process through a Unix datagram socket
 ///   beside the file after each commit, so a reader reads new rows at once; a check every
-///   ``Configuration/checkInterval`` finds rows whose wake-up was lost.
+///   ``Configuration/checkInterval`` finds rows whose wake-up was lost. The thread that receives
+///   the wake-ups reads the rows and posts them into the mailroom itself, so the mailroom's
+///   filters for relayed mail run there: one that blocks delays every row after it.
 /// - Untrusted input: the file is created readable and writable by its owner only (0600), the
 ///   folder of sockets beside it (`<file>.wake`) 0700, and a relay refuses to open either when
 ///   others may write to it. Whatever a row holds is checked before it is used, and what is not

@@ -1,6 +1,7 @@
 import AsyncMail
 import AsyncMailTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import AsyncMailSQLite
@@ -70,6 +71,28 @@ struct SQLiteRelayTests {
             } catch let error as RelayConfigurationError {
                 #expect(error.code == .positionsUnavailable && error.reason == "register it before run()")
             }
+        }
+    }
+
+    @Test("a row is read and delivered on the thread its wake-up arrived on: no pool thread is woken for it")
+    func readsOnTheWakeUpThread() async throws {
+        try await withTemporaryFolder { folder in
+            let path = folder + "/relay.sqlite"
+            let (sending, receiving) = (Mailroom(), Mailroom())
+            let sender = try makeRelay(sending, at: path)
+            let receiver = try makeRelay(receiving, at: path)
+            let tasks = [try await running(sender), try await running(receiver)]
+            // A filter runs where the mailroom delivers: for the relay's rows, on its reading task.
+            let threads = Mutex<[Bool]>([])
+            let lines = await receiving.subscribe(to: Line.self) { _ in
+                threads.withLock { $0.append(receiver.isOnWakeUpThreadForTesting) }
+                return true
+            }
+            await sending.post(Line(text: "one"))
+            #expect(try await lines.first(1) == [Line(text: "one")])
+            #expect(threads.withLock { $0 } == [true])
+            for task in tasks { task.cancel() }
+            for task in tasks { _ = await task.result }
         }
     }
 

@@ -94,4 +94,48 @@ struct WakeUpTests {
             await a.close()
         }
     }
+
+    @Test("the thread that receives the wake-ups runs the tasks that prefer it: a wake-up resumes its reader there")
+    func readerRunsOnTheWakeUpThread() async throws {
+        try await withTemporaryFolder { folder in
+            let database = folder + "/relay.sqlite"
+            let a = try await WakeUps.open(beside: database, name: "a")
+            let b = try await WakeUps.open(beside: database, name: "b")
+            let (before, after) = try await withTaskExecutorPreference(b.executor) {
+                let before = b.isOnWakeUpThread
+                a.nudge()
+                _ = try await b.arrivals.first(1)
+                return (before, b.isOnWakeUpThread)
+            }
+            #expect(before, "enqueued from another thread, it runs on the wake-up thread")
+            #expect(after, "resumed by a wake-up, it runs on the wake-up thread")
+            await a.close()
+            await b.close()
+        }
+    }
+
+    @Test("a task waiting on the wake-up thread ends when it closes; one that prefers it after still runs")
+    func closedWakeUpThreadStillRunsJobs() async throws {
+        try await withTemporaryFolder { folder in
+            let wakeUps = try await WakeUps.open(beside: folder + "/relay.sqlite", name: "a")
+            let (started, starting) = AsyncStream.makeStream(of: Void.self)
+            let waiting = Task {
+                await withTaskExecutorPreference(wakeUps.executor) {
+                    var arrivals = wakeUps.arrivals.makeAsyncIterator()
+                    starting.yield()
+                    while await arrivals.next() != nil {}
+                    return wakeUps.isOnWakeUpThread
+                }
+            }
+            _ = try await started.first(1)
+            await wakeUps.close()
+            let ended = try await withTimeout { await waiting.value }
+            #expect(ended, "the end of its arrivals resumes it on the wake-up thread")
+            // The thread has gone: a job enqueued now runs on a thread of its own.
+            let after = try await withTimeout {
+                await withTaskExecutorPreference(wakeUps.executor) { wakeUps.isOnWakeUpThread }
+            }
+            #expect(!after)
+        }
+    }
 }
