@@ -22,11 +22,8 @@ final class KeptTimer: MetricsFactory, Sendable {
         let taken = durations.withLock { durations in
             defer { durations = [] }
             return durations
-        }.sorted()
-        guard let last = taken.last else { return "-" }
-        func ms(_ nanoseconds: Int64) -> String { String(format: "%.3f", Double(nanoseconds) / 1e6) }
-        return [percentile(taken.map(Double.init), 0.5), percentile(taken.map(Double.init), 0.99)]
-            .map { ms(Int64($0)) }.joined(separator: " ") + " " + ms(last)
+        }
+        return percentiles(taken.sorted().map { Double($0) / 1e6 }) ?? "-"
     }
 
     private final class Keeping: TimerHandler, Sendable {

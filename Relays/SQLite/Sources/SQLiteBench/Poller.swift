@@ -105,8 +105,8 @@ struct Measured {
     var cpuPerThousandPaced = 0.0
     var cpuPerThousand = 0.0
 
-    /// The reader's last line (``Latencies/summary()``, the relay's receive lags if it is the
-    /// relay's reader, then its CPU seconds).
+    /// The latencies in the reader's last line (``Latencies/summary()``, the relay's receive lags
+    /// if it is the relay's reader, then its CPU seconds: ``cpu(_:)``).
     init(reader line: String?) {
         let fields = (line ?? "?").split(separator: " ")
         guard fields.count == 7 || fields.count == 10 else { return }
@@ -115,7 +115,6 @@ struct Measured {
         p99 = Double(fields[1]) ?? 0
         latencyFromPost = fields[3..<6].joined(separator: " ")
         p99FromPost = Double(fields[4]) ?? 0
-        cpuPerThousandPaced = Double(fields[fields.count - 1]) ?? 0  // seconds, until the caller scales it
     }
 
     init() {}

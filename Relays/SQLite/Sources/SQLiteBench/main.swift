@@ -63,16 +63,7 @@ struct Latencies {
 
     /// p50, p99 and max from when due, then the same from when posted.
     func summary() -> String {
-        [fromDue.sorted(), fromPost.sorted()].map { sorted in
-            sorted.isEmpty
-                ? "0 0 0"
-                : String(
-                    format: "%.3f %.3f %.3f",
-                    percentile(sorted, 0.5),
-                    percentile(sorted, 0.99),
-                    sorted.last ?? 0
-                )
-        }.joined(separator: " ")
+        [fromDue.sorted(), fromPost.sorted()].map { percentiles($0) ?? "0 0 0" }.joined(separator: " ")
     }
 }
 
@@ -88,6 +79,12 @@ func say(_ line: String) {
 
 func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
     sorted[min(Int(Double(sorted.count) * fraction), sorted.count - 1)]
+}
+
+/// "p50 p99 max" of `sorted`, to three places; nil when it is empty.
+func percentiles(_ sorted: [Double]) -> String? {
+    guard let last = sorted.last else { return nil }
+    return String(format: "%.3f %.3f %.3f", percentile(sorted, 0.5), percentile(sorted, 0.99), last)
 }
 
 /// The reader: reads `count` rows after `cursor`, then prints their latencies' percentiles.
@@ -249,9 +246,10 @@ func measure(
         try await postOne(startNanoseconds + UInt64(index) * 1_000_000)
         try await clock.sleep(until: start + .milliseconds(index + 1))
     }
-    measured = Measured(reader: readLine(from: output))
+    let line = readLine(from: output)
+    measured = Measured(reader: line)
     pacedDone()
-    measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + measured.cpuPerThousandPaced) / Double(mails) * 1_000
+    measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + Measured.cpu(line)) / Double(mails) * 1_000
     reader.waitUntilExit()
 
     let throughputMails = mails * 10
