@@ -413,7 +413,9 @@ package final class WakeUps: Sendable {
             _ = SystemCalls.close(pipe.write)
         }
 
-        /// Reads every datagram waiting; false once the socket failed or the listener closed.
+        /// Reads the datagrams waiting, at most 64, then returns to the jobs: a flood of datagrams
+        /// (anyone who can write to the socket) must not keep the row feed from running. False
+        /// once the socket failed or the listener closed.
         private func receive(
             counts: Counts,
             rows: AsyncStream<Void>.Continuation,
@@ -421,7 +423,7 @@ package final class WakeUps: Sendable {
         ) -> Bool {
             // Two bytes: a datagram of one is a wake-up, one of any other size (cut to two) is not.
             var buffer: (UInt8, UInt8) = (0, 0)
-            while true {
+            for _ in 0..<64 {
                 let received = withUnsafeMutableBytes(of: &buffer) { bytes in
                     recv(socket, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT))
                 }
@@ -437,6 +439,7 @@ package final class WakeUps: Sendable {
                     counts.rejected.add(1, ordering: .relaxed)
                 }
             }
+            return true
         }
 
         /// Whether the caller runs on the listener's thread.
