@@ -892,8 +892,12 @@ private final class ModelRun {
     }
 
     func run(operations limit: Int) async throws {
+        var steps = 0
         while operations < limit {
             try await step()
+            // A step rarely suspends: yield now and then so the tests beside it keep a thread (Tests/README.md, rule 7).
+            await cooperate(after: steps, every: 16)
+            steps += 1
         }
         try await closeAndVerify()
     }
