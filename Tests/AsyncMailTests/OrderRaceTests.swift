@@ -274,8 +274,7 @@ struct OrderRaceTests {
     @Test(
         "posters on rooms and types, racing subscriptions that come and go (pinned, everyone, fromAny:, replaying, bounded) and taps: any two hear shared posts in one order, and none has a hole",
         .tags(.stress),
-        .heavyTurns,
-        .timeLimit(.minutes(5)),
+        .heavyTurns(limit: .seconds(300)),
         arguments: [UInt64(41), 42]
     )
     func racingSubscriptionsKeepOneOrder(seed: UInt64) async throws {
@@ -291,8 +290,7 @@ struct OrderRaceTests {
     @Test(
         "the same race with termination handlers that are slow after taking their subscription out: still no hole",
         .tags(.stress),
-        .heavyTurns,
-        .timeLimit(.minutes(5)),
+        .heavyTurns(limit: .seconds(300)),
         arguments: [UInt64(43)]
     )
     func slowlyEndingSubscriptionsKeepOneOrder(seed: UInt64) async throws {
@@ -308,8 +306,7 @@ struct OrderRaceTests {
     @Test(
         "8 posting threads racing subscribe, unsubscribe and close: no hang, every loop ends, each poster's order kept",
         .tags(.stress),
-        .heavyTurns,
-        .timeLimit(.minutes(5)),
+        .heavyTurns(limit: .seconds(300)),
         arguments: [UInt64(7), 8]
     )
     func postingThreadsRaceChurnAndClose(seed: UInt64) async throws {

@@ -119,7 +119,14 @@ final class Gate: Sendable {
 /// their waits to run past their limits under ThreadSanitizer (#54; the measurements are in
 /// Tests/README.md, rule 7). The models, one operation at a time, flood nothing and run beside
 /// them. The wait for a turn holds no thread.
+///
+/// A heavy test's hang guard is `limit`, counted from its turn: Swift Testing's `.timeLimit`
+/// wraps this trait's scope, so it would count the wait for the turn too, which under
+/// ThreadSanitizer on 2 cores is longer than the test itself (Tests/README.md, rule 7).
 struct HeavyTurns: SuiteTrait, TestTrait, TestScoping {
+    /// How long a test may run once its turn has come; nil: no limit of its own.
+    var limit: Duration?
+
     var isRecursive: Bool { true }
 
     func provideScope(
@@ -130,12 +137,44 @@ struct HeavyTurns: SuiteTrait, TestTrait, TestScoping {
         guard !test.isSuite else { return try await function() }
         await Self.turns.take()
         do {
-            try await function()
+            if let limit {
+                try await Self.run(function, within: limit, reportingAt: test.sourceLocation)
+            } else {
+                try await function()
+            }
         } catch {
             await Self.turns.give()
             throw error
         }
         await Self.turns.give()
+    }
+
+    /// Runs `function`, recording an issue and cancelling it if it has not finished within
+    /// `limit`. Structured, as `.timeLimit` is: a test that ignores cancellation is still awaited,
+    /// and CI's outer `timeout` ends the process.
+    static func run(
+        _ function: @Sendable () async throws -> Void,
+        within limit: Duration,
+        reportingAt sourceLocation: SourceLocation
+    ) async throws {
+        try await withoutActuallyEscaping(function) { function in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await function()
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return false
+                }
+                let finished = try await group.next() ?? true
+                group.cancelAll()
+                if !finished {
+                    let what = "ran past its limit of \(limit), counted from its turn"
+                    Issue.record(Comment(rawValue: what), sourceLocation: sourceLocation)
+                }
+            }
+        }
     }
 
     /// The one turn, shared by every heavy test in the process.
@@ -163,4 +202,7 @@ struct HeavyTurns: SuiteTrait, TestTrait, TestScoping {
 extension Trait where Self == HeavyTurns {
     /// The test waits for its turn among the heavy ones; see ``HeavyTurns``.
     static var heavyTurns: Self { HeavyTurns() }
+
+    /// The test waits for its turn among the heavy ones, then fails if it runs past `limit`.
+    static func heavyTurns(limit: Duration) -> Self { HeavyTurns(limit: limit) }
 }
