@@ -48,10 +48,19 @@ func recordedIssues(_ body: () async -> Void) async -> [Issue] {
 final class SpinGate: Sendable {
     private let isOpen = Atomic(false)
 
-    func wait() {
+    /// Spins until opened, or until `limit` has passed.
+    ///
+    /// The thread it holds is one of the pool's two on 2 cores, so every test beside it runs on
+    /// one thread meanwhile, and the task that opens the gate waits its turn on that one. At the
+    /// start of a run under ThreadSanitizer, with every suite starting at once, the one test that
+    /// uses it took 8 to 27 s in four runs, holding the thread until its end, and in the 27 s run
+    /// 13 tests beside it failed at their 20 s limits (Tests/README.md, rule 7). The limit
+    /// ends that; on an idle machine the gate opens first.
+    func wait(atMost limit: Duration = .seconds(2)) {
+        let deadline = ContinuousClock.now + limit
         // Yielding the core, not the thread: the thread stays held, and whatever else is runnable
         // (the test's other pool thread, other tests' threads) gets the core meanwhile.
-        while !isOpen.load(ordering: .acquiring) { sched_yield() }
+        while !isOpen.load(ordering: .acquiring), ContinuousClock.now < deadline { sched_yield() }
     }
 
     func open() { isOpen.store(true, ordering: .releasing) }
@@ -233,8 +242,8 @@ struct ExpectingTests {
     @Test("a failing helper reports every mail posted to it, even mail its reading task never got to")
     func reportsWhatWasPosted() async {
         let mailroom = Mailroom()
-        // A predicate stuck on the first mail keeps the helper's reading task from the second, as a
-        // starved thread pool would on a busy machine.
+        // A predicate stuck on the first mail (for 2 s at most) keeps the helper's reading task from
+        // the second, as a starved thread pool would on a busy machine.
         let stuck = SpinGate()
         var found: Ping? = Ping(id: 0)
         let issues = await recordedIssues {

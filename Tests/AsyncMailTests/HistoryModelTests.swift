@@ -287,7 +287,9 @@ struct HistoryModelTests {
                         after: nil
                     )
                     probing.withLock { $0 += 1 }
-                    let seen = try await probe.mail.first(plan.delay).last?.position
+                    // The event is the posters' whole run, not one mail: its guard is sized for that,
+                    // at the start of a run under ThreadSanitizer, with every suite beside it.
+                    let seen = try await probe.mail.first(plan.delay, within: .seconds(120)).last?.position
                     let after =
                         plan.live
                         ? nil
@@ -315,7 +317,7 @@ struct HistoryModelTests {
                     posters += 1
                     if posters == 2 {
                         // Every post is made and every resume filed: closing ends each stream after its last mail.
-                        try await waitUntil { resumed.withLock { $0 } == resumers }
+                        try await waitUntil(within: .seconds(120)) { resumed.withLock { $0 } == resumers }
                         await mailroom.close()
                     }
                     continue
