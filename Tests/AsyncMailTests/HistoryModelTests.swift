@@ -90,7 +90,7 @@ struct HistoryModelTests {
         }
 
         for step in 0..<(operationsPerSeed / 4) {
-            // A step posts to every resumed stream so far and never suspends: each one lets the
+            // A step posts to every resumed stream so far and rarely suspends: each one lets the
             // tests beside it run (Tests/README.md, rule 7).
             await Task.yield()
             let roll = Int.random(in: 0..<100, using: &random)
