@@ -32,26 +32,18 @@ final class KeptTimer: MetricsFactory, Sendable {
         func recordNanoseconds(_ duration: Int64) { durations.durations.withLock { $0.append(duration) } }
     }
 
-    private final class Ignoring: CounterHandler, FloatingPointCounterHandler, RecorderHandler, TimerHandler,
-        Sendable
-    {
-        func increment(by: Int64) {}
-        func increment(by: Double) {}
-        func reset() {}
-        func record(_ value: Int64) {}
-        func record(_ value: Double) {}
-        func recordNanoseconds(_ duration: Int64) {}
+    // Every other metric goes to swift-metrics' own handler that records nothing.
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        NOOPMetricsHandler.instance
     }
-
-    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { Ignoring() }
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
-        Ignoring()
+        NOOPMetricsHandler.instance
     }
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        Ignoring()
+        NOOPMetricsHandler.instance
     }
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        label == self.label ? Keeping(self) : Ignoring()
+        label == self.label ? Keeping(self) : NOOPMetricsHandler.instance
     }
     func destroyCounter(_ handler: any CounterHandler) {}
     func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {}
