@@ -5,8 +5,10 @@
 #
 #   Scripts/build-packages.sh CONFIGURATION SCRATCH [PRODUCT ...]
 #
-# CONFIGURATION is debug or release, SCRATCH the build folder, PRODUCT a product to build (every
-# product of every package when none is named; ReleaseShapes is always built, and run).
+# CONFIGURATION is debug or release, SCRATCH the build folder, PRODUCT a product to build, or `.` for
+# the root package (its libraries and snippets): every product of every package, and the root, when
+# none is named. ReleaseShapes is always built, and run. .ci/run builds the benchmarks' products in
+# a second call, so that the steps between the two can use what the first built.
 #
 # One root for all: Tests/ReleaseShapes depends on every other package, so one resolution and one
 # build plan serve them all, and each dependency is compiled once. Building each package as its
@@ -21,9 +23,9 @@ configuration=$1
 scratch=$2
 shift 2
 products=("$@")
-all=false
+root=false
 if [ ${#products[@]} -eq 0 ]; then
-    all=true
+    root=true
     products=(
         SQLitePeer SQLiteBench           # Relays/SQLite
         RelayPeer RelayBench             # Relays/Postgres
@@ -32,6 +34,9 @@ if [ ${#products[@]} -eq 0 ]; then
         ChatServer WebSocketChurn        # Examples
         MailroomBenchmarks Probe         # Benchmarks
     )
+elif [ "${products[0]}" = . ]; then
+    root=true
+    products=("${products[@]:1}")
 fi
 
 # SwiftPM keeps one build plan per folder and does not notice that the root package changed (it
@@ -46,7 +51,7 @@ build() {
     echo "--- $configuration build of $package $*: $((SECONDS - start)) s"
 }
 
-if $all; then
+if $root; then
     build .  # the libraries and the snippets
 fi
 # The libraries of every package are the shapes' dependencies; the products are built by name.
@@ -63,8 +68,8 @@ rm -f "$scratch/$configuration.yaml"
 "$scratch/$configuration/ReleaseShapes"
 
 # Whether this toolchain still crashes on the reproduction of the optimiser crash that made the
-# resuming calls untyped: said, not failed on, either way.
-if [ "$configuration" = release ]; then
+# resuming calls untyped: said, not failed on, either way (once, with the root package).
+if [ "$configuration" = release ] && $root; then
     crash_log="$scratch/compiler-crash.log"
     if swiftc -O Tests/ReleaseShapes/CompilerCrash/Reproduction.swift -o "$scratch/compiler-crash" >"$crash_log" 2>&1; then
         echo "note: this toolchain builds Tests/ReleaseShapes/CompilerCrash/Reproduction.swift with -O: the crash is fixed in it"
