@@ -5,10 +5,9 @@
 #
 #   Scripts/build-packages.sh CONFIGURATION SCRATCH [PRODUCT ...]
 #
-# CONFIGURATION is debug or release, SCRATCH the build folder, PRODUCT a product to build, or `.` for
-# the root package (its libraries and snippets): every product of every package, and the root, when
-# none is named. ReleaseShapes is always built, and run. .ci/run builds the benchmarks' products in
-# a second call, so that the steps between the two can use what the first built.
+# CONFIGURATION is debug or release, SCRATCH the build folder, PRODUCT a product to build, `.` for
+# the root package (its libraries and snippets), or a group below (@tools, @benchmarks): the root and
+# every product of every package when none is named. ReleaseShapes is always built, and run.
 #
 # One root for all: Tests/ReleaseShapes depends on every other package, so one resolution and one
 # build plan serve them all, and each dependency is compiled once. Building each package as its
@@ -22,22 +21,27 @@ cd "$(dirname "$0")/.."
 configuration=$1
 scratch=$2
 shift 2
-products=("$@")
+# Everything but the benchmarks, and the benchmarks: .ci/run builds the second group in a call of its
+# own, so that the steps between the two calls can use what the first built.
+tools=(
+    SQLitePeer SQLiteBench           # Relays/SQLite
+    RelayPeer RelayBench             # Relays/Postgres
+    RelayFuzz                        # Relays/Wire, without the fuzzer (Scripts/fuzz-relay.sh has that)
+    ContractPeer                     # Relays/Contract
+    ChatServer WebSocketChurn        # Examples
+)
+benchmarks=(MailroomBenchmarks Probe)
 root=false
-if [ ${#products[@]} -eq 0 ]; then
-    root=true
-    products=(
-        SQLitePeer SQLiteBench           # Relays/SQLite
-        RelayPeer RelayBench             # Relays/Postgres
-        RelayFuzz                        # Relays/Wire, without the fuzzer (Scripts/fuzz-relay.sh has that)
-        ContractPeer                     # Relays/Contract
-        ChatServer WebSocketChurn        # Examples
-        MailroomBenchmarks Probe         # Benchmarks
-    )
-elif [ "${products[0]}" = . ]; then
-    root=true
-    products=("${products[@]:1}")
-fi
+products=()
+[ $# -gt 0 ] || set -- . @tools @benchmarks
+for name in "$@"; do
+    case $name in
+    .) root=true ;;
+    @tools) products+=("${tools[@]}") ;;
+    @benchmarks) products+=("${benchmarks[@]}") ;;
+    *) products+=("$name") ;;
+    esac
+done
 
 # SwiftPM keeps one build plan per folder and does not notice that the root package changed (it
 # then says "No target named …", or builds nothing): the plan is removed before each root, so it
