@@ -53,9 +53,9 @@ command_for() {
     root-tsan) echo "swift test --skip-build --sanitize=thread --scratch-path .build-tsan" ;;
     lifecycle) echo "swift test --skip-build --package-path ServiceLifecycle" ;;
     observability) echo "swift test --skip-build --package-path Observability" ;;
-    relay) echo "swift test --skip-build --package-path Relays/Postgres --disable-xctest" ;;
+    relay) echo "swift test --skip-build --package-path Relays/Postgres --scratch-path $relay_scratch --disable-xctest" ;;
     sqlite) echo "swift test --skip-build --package-path Relays/SQLite --disable-xctest" ;;
-    contract) echo "swift test --skip-build --package-path Relays/Contract --scratch-path Relays/Postgres/.build --disable-xctest" ;;
+    contract) echo "swift test --skip-build --package-path Relays/Contract --scratch-path $relay_scratch --disable-xctest" ;;
     chat) echo "env CHAT_LOG_LEVEL=warning python3 Examples/ChatServer/Tests/chat_test.py $(chat_binary)" ;;
     *)
         echo "unknown suite: $1" >&2
@@ -70,9 +70,9 @@ build() {
     root-tsan) swift build --build-tests --sanitize=thread --scratch-path .build-tsan ;;
     lifecycle) swift build --build-tests --package-path ServiceLifecycle ;;
     observability) swift build --build-tests --package-path Observability ;;
-    relay) swift build --build-tests --package-path Relays/Postgres ;;
+    relay) swift build --build-tests --package-path Relays/Postgres --scratch-path "$relay_scratch" ;;
     sqlite) swift build --build-tests --package-path Relays/SQLite ;;
-    contract) swift build --build-tests --package-path Relays/Contract --scratch-path Relays/Postgres/.build ;;
+    contract) swift build --build-tests --package-path Relays/Contract --scratch-path "$relay_scratch" ;;
     chat)
         python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'websockets>=14'
         swift build --package-path Examples/ChatServer --product ChatServer "${chat_scratch[@]}"
@@ -80,6 +80,9 @@ build() {
     esac
 }
 
+# RELAY_SCRATCH_PATH: the build folder of the relay and contract suites, the PostgreSQL relay's own
+# unless set (.ci/run builds them in the embedded relay's, and says why).
+relay_scratch=${RELAY_SCRATCH_PATH:-Relays/Postgres/.build}
 # CHAT_SCRATCH_PATH: as in Examples/ChatServer/test.sh.
 chat_scratch=(${CHAT_SCRATCH_PATH:+--scratch-path "$CHAT_SCRATCH_PATH"})
 chat_binary() { echo "$(swift build --package-path Examples/ChatServer --show-bin-path "${chat_scratch[@]}")/ChatServer"; }
