@@ -11,10 +11,11 @@
 #
 # One root for all: Tests/ReleaseShapes depends on every other package, so one resolution and one
 # build plan serve them all, and each dependency is compiled once. Building each package as its
-# own root in one folder compiles far more: SwiftPM removes the checkouts the current root does
-# not need, and the next root that needs one clones it again and recompiles it (measured on 2
-# cores from a fresh folder: 15.5 minutes for the release builds that way, 10 min 47 s this way). The root package comes first, as its own root, for
-# its snippets, which only a root builds; it has no dependencies, so nothing is removed then.
+# own root in one folder compiled more (measured on 2 cores from a fresh folder: 15.5 minutes for
+# the release builds that way, 10 min 47 s this way). Roots can share a folder: .ci/run's relay
+# roots share their debug folder, and a second root there kept the first one's checkouts and did
+# not compile SwiftNIO again. The root package comes first, as its own root, for its snippets,
+# which only a root builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 2 ] || { echo "usage: $0 debug|release SCRATCH [PRODUCT ...]" >&2; exit 2; }
