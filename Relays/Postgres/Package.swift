@@ -59,6 +59,7 @@ let package = Package(
             dependencies: [
                 "AsyncMailPostgres",
                 .product(name: "AsyncMail", package: root),
+                .product(name: "RelayWire", package: "wire"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -66,8 +66,8 @@ final class DurableMode: Sendable {
                 isFleetWide(post.type)
                     ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : ""
             )
-            last += post.mails.count
-            counts.append(Int64(post.mails.count))
+            last += post.mailCount
+            counts.append(Int64(post.mailCount))
             lastNumbers.append(Int64(last))
         }
         return Batch(rows: rows, streams: streams, counts: counts, lastNumbers: lastNumbers, mails: mails)

@@ -70,9 +70,9 @@ final class EphemeralMode: Sendable {
                 } else {
                     notices.append(.spilled(post, firstNumber: last + 1, row: spills.count))
                     spills.append(payload)
-                    sent.spilledMails += post.mails.count
+                    sent.spilledMails += post.mailCount
                 }
-                last += post.mails.count
+                last += post.mailCount
             }
         }
         guard !notices.isEmpty else { return sent }  // only flushes: nothing to send

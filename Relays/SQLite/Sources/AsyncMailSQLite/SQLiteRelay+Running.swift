@@ -203,18 +203,18 @@ extension SQLiteRelay {
 
     /// Numbers `posts` for this origin, once: one signed row per post.
     func batch(of posts: [OutboundPost]) -> [RelayDatabase.NewRow] {
-        let mails = posts.reduce(0) { $0 + $1.mails.count }
+        let mails = posts.reduce(0) { $0 + $1.mailCount }
         var last = state.withLock { state in
             defer { state.lastNumber += mails }
             return state.lastNumber
         }
         return posts.map { post in
             let payload = post.payload(origin: origin, firstNumber: last + 1)
-            last += post.mails.count
+            last += post.mailCount
             let hostWide = registry.mailCodec(named: post.type)?.isFleetWide ?? false
             return RelayDatabase.NewRow(
                 payload: signer?.sign(payload) ?? payload,
-                mails: Int64(post.mails.count),
+                mails: Int64(post.mailCount),
                 stream: hostWide
                     ? RoomStream.key(type: post.type, senderType: post.senderType, sender: post.sender) : nil
             )

@@ -126,8 +126,9 @@ struct Measured {
 }
 
 /// The poller: a plain table, one row a commit, read by a loop polling every millisecond. With
-/// `codable`, each row is a `BenchMail` encoded as JSON, as the relay carries it.
-func benchPoller(mails: Int, folder: String, codable: Bool = false) async throws -> Measured {
+/// `codable`, each row is a `BenchMail` encoded as JSON, as the relay carries it. Without
+/// `pacing`, only the run as fast as they go.
+func benchPoller(mails: Int, folder: String, codable: Bool = false, pacing: Bool = true) async throws -> Measured {
     let path = folder + "/poll.sqlite"
     let writer = try await openPlain(path)
     let encoder = JSONEncoder()
@@ -137,6 +138,7 @@ func benchPoller(mails: Int, folder: String, codable: Bool = false) async throws
     }
     let measured = try await measure(
         mails: mails,
+        pacing: pacing,
         reader: { try startPoller(path: path, count: $0, codable: codable) },
         postOne: { try await insertPlain(writer, [try row(due: $0)]) },
         postHundred: { try await insertPlain(writer, try (0..<100).map { _ in try row() }) },

@@ -196,8 +196,9 @@ func perSecond(_ count: Int, _ duration: Duration) -> Int {
     Int(Double(count) / (Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds)))
 }
 
-/// The relay, mailroom to mailroom between two processes, default settings.
-func measureRelay(mails: Int, folder: String) async throws -> Measured {
+/// The relay, mailroom to mailroom between two processes, default settings. Without `pacing`,
+/// only the run as fast as they go.
+func measureRelay(mails: Int, folder: String, pacing: Bool = true) async throws -> Measured {
     let path = folder + "/relay.sqlite"
     let mailroom = Mailroom()
     let durations = KeptTimer("messaging.client.operation.duration")
@@ -206,6 +207,7 @@ func measureRelay(mails: Int, folder: String) async throws -> Measured {
     var queueToCommit = "-"
     var measured = try await measure(
         mails: mails,
+        pacing: pacing,
         reader: { try startRelayReader(path: path, count: $0) },
         postOne: { await mailroom.post(BenchMail(text: payload(stamp: $0))) },
         pacedDone: { queueToCommit = durations.take() },
@@ -226,9 +228,10 @@ func measureRelay(mails: Int, folder: String) async throws -> Measured {
 /// began: a post that stalls (a commit waiting on the disk) delays the mails due meanwhile, and
 /// their latency counts it, whether the post blocked the loop (the poller's `INSERT`) or queued
 /// them (the relay). Stamped when posted, a blocking contender's stall would hide in the mails
-/// it kept from being posted (coordinated omission).
+/// it kept from being posted (coordinated omission). Without `pacing`, only the second run.
 func measure(
     mails: Int,
+    pacing: Bool = true,
     reader startReader: (_ count: Int) throws -> (Process, FileHandle),
     postOne: (_ due: UInt64) async throws -> Void,
     pacedDone: () -> Void = {},
@@ -238,22 +241,24 @@ func measure(
     let clock = ContinuousClock()
     var measured = Measured()
 
-    var (reader, output) = try startReader(mails)
-    let pacedCPU = cpuSeconds()
-    let start = clock.now
-    let startNanoseconds = monotonicNanoseconds()
-    for index in 0..<mails {
-        try await postOne(startNanoseconds + UInt64(index) * 1_000_000)
-        try await clock.sleep(until: start + .milliseconds(index + 1))
+    if pacing {
+        let (reader, output) = try startReader(mails)
+        let pacedCPU = cpuSeconds()
+        let start = clock.now
+        let startNanoseconds = monotonicNanoseconds()
+        for index in 0..<mails {
+            try await postOne(startNanoseconds + UInt64(index) * 1_000_000)
+            try await clock.sleep(until: start + .milliseconds(index + 1))
+        }
+        let line = readLine(from: output)
+        measured = Measured(reader: line)
+        pacedDone()
+        measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + Measured.cpu(line)) / Double(mails) * 1_000
+        reader.waitUntilExit()
     }
-    let line = readLine(from: output)
-    measured = Measured(reader: line)
-    pacedDone()
-    measured.cpuPerThousandPaced = (cpuSeconds() - pacedCPU + Measured.cpu(line)) / Double(mails) * 1_000
-    reader.waitUntilExit()
 
     let throughputMails = mails * 10
-    (reader, output) = try startReader(throughputMails)
+    let (reader, output) = try startReader(throughputMails)
     let cpuBefore = cpuSeconds()
     var readerCPU = 0.0
     let took = try await clock.measure {
@@ -308,6 +313,46 @@ func benchRelay(mails: Int) async throws {
 /// The middle value of `values` (the upper one of an even count).
 func median(_ values: [Double]) -> Double {
     values.sorted()[values.count / 2]
+}
+
+/// CPU per mail as fast as they go, alone: `compare`'s second run with more mails (its 40,000
+/// take a fifth of a second on 2 cores, near the resolution of `getrusage`), and without the
+/// paced run. The relay, the poller and the Codable poller take `rounds` turns, one after the
+/// other in each, with the cores quiet; the figure is the median of the rounds' ratios.
+func compareCPU(mails: Int, rounds: Int) async throws {
+    print(
+        "cpu: \(mails) mails in posts of 100, as fast as they go; \(rounds) rounds; cores: \(ProcessInfo.processInfo.activeProcessorCount)"
+    )
+    var ratios: [Double] = []
+    var codableRatios: [Double] = []
+    for _ in 0..<rounds {
+        let relay = try await inFolder("relay") { try await measureRelay(mails: mails / 10, folder: $0, pacing: false) }
+        let poller = try await inFolder("poller") {
+            try await benchPoller(mails: mails / 10, folder: $0, pacing: false)
+        }
+        let codable = try await inFolder("codable") {
+            try await benchPoller(mails: mails / 10, folder: $0, codable: true, pacing: false)
+        }
+        ratios.append(relay.cpuPerThousand / max(poller.cpuPerThousand, 1e-9))
+        codableRatios.append(relay.cpuPerThousand / max(codable.cpuPerThousand, 1e-9))
+        print(
+            String(
+                format: "  µs of CPU a mail: relay %.2f, poller %.2f, Codable poller %.2f; relay / poller %.2fx",
+                relay.cpuPerThousand * 1_000,
+                poller.cpuPerThousand * 1_000,
+                codable.cpuPerThousand * 1_000,
+                ratios.last!
+            )
+        )
+    }
+    print(
+        String(
+            format:
+                "  median: relay / poller CPU %.2fx as fast as they go (target <= 1.5); relay / Codable poller %.2fx",
+            median(ratios),
+            median(codableRatios)
+        )
+    )
 }
 
 /// The relay against the loop a user writes instead (a 1 ms poller) and plain batched inserts,
@@ -426,6 +471,13 @@ if arguments.count == 4, arguments[1] == "relay-read" {
 }
 if arguments.count >= 4, arguments[1] == "poll-read" {
     try await pollRead(path: arguments[2], count: Int(arguments[3])!, codable: arguments.count > 4)
+    exit(0)
+}
+if arguments.count >= 2, arguments[1] == "cpu" {
+    try await compareCPU(
+        mails: arguments.count > 2 ? Int(arguments[2]) ?? 200_000 : 200_000,
+        rounds: arguments.count > 3 ? max(Int(arguments[3]) ?? 5, 1) : 5
+    )
     exit(0)
 }
 if arguments.count >= 2, arguments[1] == "compare" {

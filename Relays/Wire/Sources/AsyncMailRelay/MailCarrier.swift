@@ -185,7 +185,7 @@ public final class MailCarrier: Sendable {
         var pending: OutboundPost?
         var pendingMails = 0  // every mail of the post in progress, sent or not
         var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
-        let encoder = JSONEncoder()  // one for the loop's life: making one per mail costs more than encoding
+        let encoder = MailEncoder()  // one for the loop's life, keeping its buffers
         defer { reportRefused(gate.takeRefusedPosts()) }  // refused after the last wake-up, as the loop stops
         for await mails in tap {
             if mails.isEmpty {  // a post was refused: report it now
@@ -231,12 +231,12 @@ public final class MailCarrier: Sendable {
                         post.queuedAt = .now
                         // Counted before it is queued, so that the publisher's take never comes first,
                         // and before its last mail counts as forwarded, so that what the gate holds never dips.
-                        gate.enqueued(post.mails.count)
+                        gate.enqueued(post.mailCount)
                         if queue.append(.post(post)) {
-                            reporter.count { $0.queued += post.mails.count }
+                            reporter.count { $0.queued += post.mailCount }
                         } else {
-                            gate.taken(post.mails.count)
-                            gate.lose(post.mails.count)
+                            gate.taken(post.mailCount)
+                            gate.lose(post.mailCount)
                             reporter.report(.queueOverflow(posts: 1)) { $0.queueOverflow += 1 }
                         }
                     }

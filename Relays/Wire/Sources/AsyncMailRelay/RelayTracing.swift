@@ -35,7 +35,7 @@ public enum RelayTracing {
         defer { span.end() }
         span.attributes["messaging.system"] = system
         span.attributes["messaging.destination.name"] = destination
-        span.attributes["messaging.batch.message_count"] = posts.reduce(0) { $0 + $1.mails.count }
+        span.attributes["messaging.batch.message_count"] = posts.reduce(0) { $0 + $1.mailCount }
         for link in links { span.addLink(SpanLink(context: link, attributes: [:])) }
         do {
             return try await publish()

@@ -122,7 +122,7 @@
     /// The mails of the posts among `items`.
     @_spi(AsyncMailRelay) public static func mailCount(of items: [Item]) -> Int {
         items.reduce(0) { count, item in
-            if case .post(let post) = item { return count + post.mails.count }
+            if case .post(let post) = item { return count + post.mailCount }
             return count
         }
     }

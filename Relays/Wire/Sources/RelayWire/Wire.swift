@@ -7,7 +7,10 @@ import Foundation
     @_spi(AsyncMailRelay) public let type: String
     @_spi(AsyncMailRelay) public let senderType: String?
     @_spi(AsyncMailRelay) public let sender: Data?
-    @_spi(AsyncMailRelay) public private(set) var mails: [Data]
+    /// The mails' JSON texts, one after another, separated by commas.
+    @_spi(AsyncMailRelay) public private(set) var body: [UInt8]
+    /// How many mails ``body`` holds.
+    @_spi(AsyncMailRelay) public private(set) var mailCount: Int
     /// The encoded mails' bytes, added up.
     @_spi(AsyncMailRelay) public private(set) var mailBytes: Int
     /// The trace context injected for the post, as JSON text (see ``WireKey/trace``); nil for none.
@@ -17,17 +20,31 @@ import Foundation
     /// When the post entered the outbound queue, for the publish duration.
     @_spi(AsyncMailRelay) public var queuedAt: ContinuousClock.Instant?
 
+    /// A post of one mail, whose JSON text is `mail`.
+    @_spi(AsyncMailRelay) public init(type: String, senderType: String?, sender: Data?, mail: [UInt8]) {
+        self.type = type
+        self.senderType = senderType
+        self.sender = sender
+        self.body = mail
+        self.mailCount = 1
+        self.mailBytes = mail.count
+    }
+
+    /// A post of `mails`, each a JSON text.
     @_spi(AsyncMailRelay) public init(type: String, senderType: String?, sender: Data?, mails: [Data]) {
         self.type = type
         self.senderType = senderType
         self.sender = sender
-        self.mails = mails
+        self.body = Array(mails.joined(separator: [UInt8(ascii: ",")]))
+        self.mailCount = mails.count
         self.mailBytes = mails.reduce(0) { $0 + $1.count }
     }
 
     /// Appends the mails of `other`, the next post of the same type from the same sender.
     @_spi(AsyncMailRelay) public mutating func append(_ other: OutboundPost) {
-        mails.append(contentsOf: other.mails)
+        body.append(UInt8(ascii: ","))
+        body.append(contentsOf: other.body)
+        mailCount += other.mailCount
         mailBytes += other.mailBytes
     }
 
@@ -54,8 +71,8 @@ import Foundation
         if let senderType, let sender {
             json += #","st":""# + senderType + #"","s":"# + String(decoding: sender, as: UTF8.self)
         }
-        json += #","c":\#(mails.count),"m":["#
-        json += mails.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",")
+        json += #","c":\#(mailCount),"m":["#
+        json += String(decoding: body, as: UTF8.self)
         return json + "]}"
     }
 
@@ -66,7 +83,7 @@ import Foundation
     /// that row's signature, and found the same origin, number and count there, so a signature
     /// here would add nothing.
     @_spi(AsyncMailRelay) public func spillNotice(origin: String, firstNumber: Int, row: Int64) -> String {
-        Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mails.count),"r":\#(row)}"#
+        Self.start(origin: origin) + #","n":\#(firstNumber),"c":\#(mailCount),"r":\#(row)}"#
     }
 
     /// The envelope's size without the mails, so that a mail can be sized before it is queued.
@@ -277,10 +294,10 @@ extension WireRegistry {
             }
             json = verified
         }
-        let decoder = JSONDecoder()
+        let decoder = MailDecoder()
         decoder.userInfo[.wireRegistry] = self
         do {
-            return try decoder.decode(InboundEnvelope.self, from: Data(json.utf8)).message
+            return try decoder.decode(InboundEnvelope.self, from: json).message
         } catch let invalid as Invalid {
             return .rejected(reason: invalid.description)
         } catch {
@@ -293,7 +310,7 @@ extension WireRegistry {
     /// that is not registered.
     @_spi(AsyncMailRelay) public func encode(
         _ posted: PostedMail,
-        with encoder: JSONEncoder
+        with encoder: MailEncoder
     ) throws -> (OutboundPost, bytes: Int)? {
         guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
         var senderType: String?
@@ -307,7 +324,7 @@ extension WireRegistry {
         }
         let mail = try mailCodec.encode(posted.mail, encoder)
         return (
-            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mails: [mail]), mail.count
+            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mail: mail), mail.count
         )
     }
 

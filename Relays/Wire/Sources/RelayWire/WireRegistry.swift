@@ -15,12 +15,13 @@ import Foundation
         case positionsDiffer(String)
     }
 
-    /// How one registered mail type is encoded, and decoded into a post.
-    @_spi(AsyncMailRelay) public struct MailCodec: Sendable {
+    /// How one registered mail type is encoded, and decoded into a post. A class: it is looked up
+    /// for every mail, and copying seven closures cost more than encoding the mail.
+    @_spi(AsyncMailRelay) public final class MailCodec: Sendable {
         @_spi(AsyncMailRelay) public let name: String
         @_spi(AsyncMailRelay) public let typeName: String
-        /// Encodes one mail with the forwarding loop's encoder.
-        @_spi(AsyncMailRelay) public let encode: @Sendable (any Mail, JSONEncoder) throws -> Data
+        /// One mail's JSON text, with the forwarding loop's encoder.
+        @_spi(AsyncMailRelay) public let encode: @Sendable (any Mail, MailEncoder) throws -> [UInt8]
         /// Decodes the `m` array of an envelope into the post that delivers it locally.
         @_spi(AsyncMailRelay) public let decode: @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost
         /// Whether its positions are the relay table's, shared by the fleet: its posts are routed
@@ -35,16 +36,48 @@ import Foundation
         /// when no row says more (see `Mailroom._postPositioned`).
         @_spi(AsyncMailRelay) public let moveOn:
             @Sendable (Mailroom, (any Hashable & Sendable)?, _ epoch: UInt64, _ first: UInt64) -> Void
+
+        init(
+            name: String,
+            typeName: String,
+            encode: @escaping @Sendable (any Mail, MailEncoder) throws -> [UInt8],
+            decode: @escaping @Sendable (KeyedDecodingContainer<WireKey>) throws -> InboundPost,
+            isFleetWide: Bool,
+            route: @escaping @Sendable (Mailroom, (@Sendable ([PostedMail]) -> Bool)?) -> Void,
+            historyLimits: @escaping @Sendable (Mailroom) -> (count: Int?, maxAge: Duration?)?,
+            moveOn: @escaping @Sendable (Mailroom, (any Hashable & Sendable)?, UInt64, UInt64) -> Void
+        ) {
+            self.name = name
+            self.typeName = typeName
+            self.encode = encode
+            self.decode = decode
+            self.isFleetWide = isFleetWide
+            self.route = route
+            self.historyLimits = historyLimits
+            self.moveOn = moveOn
+        }
     }
 
-    /// How one registered sender type is encoded and decoded.
-    @_spi(AsyncMailRelay) public struct SenderCodec: Sendable {
+    /// How one registered sender type is encoded and decoded; a class, as ``MailCodec`` is.
+    @_spi(AsyncMailRelay) public final class SenderCodec: Sendable {
         @_spi(AsyncMailRelay) public let name: String
         @_spi(AsyncMailRelay) public let typeName: String
         /// Nil for an `Optional` sender holding `nil`, which AsyncMail treats as no sender.
-        @_spi(AsyncMailRelay) public let encode: @Sendable (any Sendable, JSONEncoder) throws -> Data?
+        @_spi(AsyncMailRelay) public let encode: @Sendable (any Sendable, MailEncoder) throws -> Data?
         @_spi(AsyncMailRelay) public let decode:
             @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Hashable & Sendable
+
+        init(
+            name: String,
+            typeName: String,
+            encode: @escaping @Sendable (any Sendable, MailEncoder) throws -> Data?,
+            decode: @escaping @Sendable (KeyedDecodingContainer<WireKey>) throws -> any Hashable & Sendable
+        ) {
+            self.name = name
+            self.typeName = typeName
+            self.encode = encode
+            self.decode = decode
+        }
     }
 
     private struct State {
@@ -121,8 +154,8 @@ import Foundation
             typeName: String(reflecting: S.self),
             encode: { sender, encoder in
                 // Only called for S or S?, by type identity: AsyncMail looks through an Optional.
-                if let sender = sender as? S { return try encoder.encode(sender) }
-                return try (sender as! S?).map { try encoder.encode($0) }
+                if let sender = sender as? S { return Data(try encoder.encode(sender)) }
+                return try (sender as! S?).map { Data(try encoder.encode($0)) }
             },
             decode: { container in try container.decode(S.self, forKey: .sender) }
         )
