@@ -8,8 +8,8 @@ import Testing
 
 @testable import AsyncMailSQLite
 
-/// A seeded generator: a failing seed fails again.
-private struct SplitMix: RandomNumberGenerator {
+/// A seeded generator: a failing seed fails again. The suite's other seeded tests use it too.
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
 
     mutating func next() -> UInt64 {

@@ -56,6 +56,8 @@ struct MailEncoderTests {
         let large = Dictionary(uniqueKeysWithValues: (0..<100).map { ("key\($0)", $0) })
         try expectSame(large, encoder)
         #expect(encoder.fallbacks == 5)
+        try expectSame(Nested(depth: 505), encoder)  // JSONEncoder's limit is 512
+        #expect(encoder.fallbacks == 6)
 
         // The errors are JSONEncoder's own, and the bytes are as they were.
         var bytes = Array("[".utf8)
@@ -67,7 +69,7 @@ struct MailEncoderTests {
         // The sink starts each value afresh after handing one over.
         try encoder.append(Wrapped(value: "after"), to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == #"[{"value":"after"}"#)
-        #expect(encoder.fallbacks == 8)
+        #expect(encoder.fallbacks == 9)
     }
 
     @Test("coding paths are JSONEncoder's, for a value that reads them")
@@ -114,19 +116,6 @@ struct MailEncoderTests {
 
     private func parsed(_ data: Data) throws -> NSObject {
         try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as! NSObject
-    }
-}
-
-/// A seeded generator: a failing seed fails again.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -232,6 +221,16 @@ private struct BackToADoneContainer: Encodable {
         var nested = container.nestedContainer(keyedBy: Keys.self, forKey: .a)
         try container.encode(1, forKey: .b)
         try nested.encode(2, forKey: .c)
+    }
+}
+
+/// Arrays in arrays, `depth` deep.
+private struct Nested: Encodable {
+    let depth: Int
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        if depth > 1 { try container.encode(Nested(depth: depth - 1)) }
     }
 }
 

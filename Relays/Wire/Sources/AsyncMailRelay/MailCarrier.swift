@@ -185,6 +185,9 @@ public final class MailCarrier: Sendable {
         var pending: OutboundPost?
         var pendingMails = 0  // every mail of the post in progress, sent or not
         var tooLarge = false  // the post in progress outgrew `postLimit`: it stays local, whole
+        // The codec of the post in progress, and the envelope's size without its mails: the rest
+        // of its mails are of the same type from the same sender, so only their text is new.
+        var pendingCodec: (codec: WireRegistry.MailCodec, overhead: Int)?
         let encoder = MailEncoder()  // one for the loop's life, keeping its buffers
         defer { reportRefused(gate.takeRefusedPosts()) }  // refused after the last wake-up, as the loop stops
         for await mails in tap {
@@ -195,7 +198,20 @@ public final class MailCarrier: Sendable {
             for posted in mails {
                 pendingMails += 1
                 do {
-                    if let (encoded, bytes) = try registry.encode(posted, with: encoder) {
+                    if pending != nil, let (codec, overhead) = pendingCodec {  // a later mail of the post
+                        let mail = try codec.encode(posted.mail, encoder)
+                        if mail.count + overhead > mailLimit {
+                            gate.lose(1)
+                            reporter.report(.oversize(type: codec.name, bytes: mail.count)) {
+                                $0.oversize.addSaturating(1)
+                            }
+                        } else if (pending?.mailBytes ?? 0) + mail.count + overhead > postLimit {
+                            tooLarge = true
+                            pending = nil
+                        } else {
+                            pending?.append(mail: mail)
+                        }
+                    } else if let (encoded, bytes, codec) = try registry.encode(posted, with: encoder) {
                         if bytes + encoded.overheadBytes > mailLimit {
                             gate.lose(1)
                             reporter.report(.oversize(type: encoded.type, bytes: bytes)) {
@@ -204,14 +220,13 @@ public final class MailCarrier: Sendable {
                         } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
                             tooLarge = true
                             pending = nil
-                        } else if pending == nil {
+                        } else {
                             // The post's first mail: its context is the whole post's.
                             var encoded = encoded
                             encoded.context = posted.context
                             encoded.trace = RelayTracing.trace(of: posted.context)
+                            pendingCodec = (codec, encoded.overheadBytes - (encoded.trace?.utf8.count ?? 0))
                             pending = encoded
-                        } else {
-                            pending?.append(encoded)
                         }
                     }
                 } catch {
@@ -241,6 +256,7 @@ public final class MailCarrier: Sendable {
                         }
                     }
                     pending = nil
+                    pendingCodec = nil
                     pendingMails = 0
                     tooLarge = false
                 }

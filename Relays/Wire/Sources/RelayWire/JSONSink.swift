@@ -31,8 +31,9 @@ final class JSONSink {
     /// Thrown, and set in ``failed``, where the value must go to `JSONEncoder` instead.
     private struct Unsupported: Error {}
 
-    /// Foundation's limit: it refuses deeper values (``MailEncoder`` then throws its error).
-    private static let maximumDepth = 512
+    /// Foundation refuses values nested 512 deep; deeper than this, ``MailEncoder`` leaves the
+    /// value to it, which writes it or throws its own error.
+    private static let maximumDepth = 500
 
     @exclusivity(unchecked) private var open: [Open] = []
     /// The keys written so far in each open object, by depth: a key encoded twice is left to

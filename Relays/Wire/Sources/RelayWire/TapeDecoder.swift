@@ -72,34 +72,40 @@ private struct TapeKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.path = path
         self.node = node
         // A key twice is left to JSONDecoder, whichever value it keeps.
-        if tape.nodes[node].count > Self.searchedKeys {
+        let count = Int(tape.nodes[node].count)
+        if count > Self.searchedKeys {
             var index: [String: Int] = [:]
-            for key in Self.keyNodes(of: node, in: tape) {
+            var key = node + 1
+            for _ in 0..<count {
                 guard index.updateValue(key + 1, forKey: try tape.string(at: key)) == nil else {
                     throw tape.unsupported()
                 }
+                key = tape.nextKey(after: key)
             }
             self.index = index
         } else {
             index = nil
-            var seen = 0
-            for key in Self.keyNodes(of: node, in: tape) {
+            var key = node + 1
+            for position in 0..<count where position > 0 {
+                key = tape.nextKey(after: key)
                 let text = try tape.string(at: key)
-                for other in Self.keyNodes(of: node, in: tape).prefix(seen) where tape.key(at: other, is: text) {
-                    throw tape.unsupported()
+                var other = node + 1
+                for _ in 0..<position {
+                    if tape.key(at: other, is: text) { throw tape.unsupported() }
+                    other = tape.nextKey(after: other)
                 }
-                seen += 1
             }
         }
     }
 
-    /// The nodes of the keys of the object at `node`, in order; each value's node follows its key's.
-    private static func keyNodes(of node: Int, in tape: JSONTape) -> some Sequence<Int> {
-        sequence(first: node + 1) { key in Int(tape.nodes[key + 1].next) }.prefix(Int(tape.nodes[node].count))
-    }
-
     var allKeys: [Key] {
-        Self.keyNodes(of: node, in: tape).compactMap { (try? tape.string(at: $0)).flatMap(Key.init(stringValue:)) }
+        var keys: [Key] = []
+        var key = node + 1
+        for _ in 0..<tape.nodes[node].count {
+            if let text = try? tape.string(at: key), let codingKey = Key(stringValue: text) { keys.append(codingKey) }
+            key = tape.nextKey(after: key)
+        }
+        return keys
     }
 
     func contains(_ key: Key) -> Bool { valueNode(for: key) != nil }
@@ -107,7 +113,12 @@ private struct TapeKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func valueNode(for key: Key) -> Int? {
         let name = key.stringValue
         if let index { return index[name] }
-        return Self.keyNodes(of: node, in: tape).first { tape.key(at: $0, is: name) }.map { $0 + 1 }
+        var candidate = node + 1
+        for _ in 0..<tape.nodes[node].count {
+            if tape.key(at: candidate, is: name) { return candidate + 1 }
+            candidate = tape.nextKey(after: candidate)
+        }
+        return nil
     }
 
     private func node(_ key: Key) throws -> Int {

@@ -48,6 +48,14 @@ import Foundation
         mailBytes += other.mailBytes
     }
 
+    /// Appends one more mail of the same type from the same sender, whose JSON text is `mail`.
+    @_spi(AsyncMailRelay) public mutating func append(mail: [UInt8]) {
+        body.append(UInt8(ascii: ","))
+        body.append(contentsOf: mail)
+        mailCount += 1
+        mailBytes += mail.count
+    }
+
     /// Whether `next` may travel in this post: the same type from the same sender, so that the
     /// receivers post the two as one batch, in the same order and with nothing in between, and the
     /// sum stays under `limit` bytes.
@@ -308,10 +316,13 @@ extension WireRegistry {
     /// Encodes one tapped post of registered mail, or returns nil when it stays local: its type is
     /// not registered, or its sender is an object (identity means nothing elsewhere) or of a type
     /// that is not registered.
+    ///
+    /// The post's next mails, of the same type from the same sender, need only their text:
+    /// `codec.encode`, with `codec` returned here.
     @_spi(AsyncMailRelay) public func encode(
         _ posted: PostedMail,
         with encoder: MailEncoder
-    ) throws -> (OutboundPost, bytes: Int)? {
+    ) throws -> (OutboundPost, bytes: Int, codec: MailCodec)? {
         guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
         var senderType: String?
         var senderData: Data?
@@ -324,7 +335,8 @@ extension WireRegistry {
         }
         let mail = try mailCodec.encode(posted.mail, encoder)
         return (
-            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mail: mail), mail.count
+            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mail: mail), mail.count,
+            mailCodec
         )
     }
 
