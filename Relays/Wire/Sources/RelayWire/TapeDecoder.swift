@@ -2,11 +2,20 @@ import Foundation
 
 /// The decoder a value's `init(from:)` is given: it reads one node of a ``JSONTape``.
 struct TapeDecoder: Decoder {
+    // Three words, the inline size of an `any Decoder`: a larger decoder would be boxed on the
+    // heap for every value decoded.
     let tape: JSONTape
-    let node: Int
     let path: LazyCodingPath
+    private let nodeIndex: Int32
+    var node: Int { Int(nodeIndex) }
     var codingPath: [any CodingKey] { path.keys }
     var userInfo: [CodingUserInfoKey: Any] { tape.userInfo }
+
+    init(tape: JSONTape, node: Int, path: LazyCodingPath) {
+        self.tape = tape
+        self.path = path
+        self.nodeIndex = Int32(node)  // the tape's nodes are fewer than its bytes, under Int32.max
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(try TapeKeyed<Key>(tape: tape, node: node, path: path))
@@ -42,16 +51,22 @@ struct TapeDecoder: Decoder {
 }
 
 /// A coding path made only when something asks for it: a mail's fields never do. It is the
-/// parent's keys, made once per array, and the last key.
+/// parent's keys, made once per array, and the index of an element in it, if it is one.
 struct LazyCodingPath {
-    static let root = LazyCodingPath(parent: [], last: nil)
+    static let root = LazyCodingPath(parent: [])
 
     let parent: [any CodingKey]
-    let last: (any CodingKey)?
+    /// The element's index in the array `parent` names; -1 when the path is `parent`.
+    let element: Int32
 
-    var keys: [any CodingKey] { last.map { parent + [$0] } ?? parent }
+    init(parent: [any CodingKey], element: Int = -1) {
+        self.parent = parent
+        self.element = Int32(element)  // an array has fewer elements than the tape has nodes
+    }
 
-    func appending(_ key: any CodingKey) -> LazyCodingPath { LazyCodingPath(parent: keys, last: key) }
+    var keys: [any CodingKey] { element < 0 ? parent : parent + [IndexKey(Int(element))] }
+
+    func appending(_ key: any CodingKey) -> LazyCodingPath { LazyCodingPath(parent: keys + [key]) }
 }
 
 private struct TapeKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
@@ -216,21 +231,16 @@ private struct TapeUnkeyed: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt128.Type) throws -> UInt128 { throw tape.unsupported() }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let index = IndexKey(currentIndex)
-        return try TapeDecoder.decode(
-            type,
-            tape: tape,
-            node: next(),
-            path: LazyCodingPath(parent: codingPath, last: index)
-        )
+        let path = LazyCodingPath(parent: codingPath, element: currentIndex)
+        return try TapeDecoder.decode(type, tape: tape, node: next(), path: path)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        let index = IndexKey(currentIndex)
+        let path = LazyCodingPath(parent: codingPath, element: currentIndex)
         return KeyedDecodingContainer(
-            try TapeKeyed<NestedKey>(tape: tape, node: next(), path: LazyCodingPath(parent: codingPath, last: index))
+            try TapeKeyed<NestedKey>(tape: tape, node: next(), path: path)
         )
     }
 
