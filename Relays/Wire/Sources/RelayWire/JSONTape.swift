@@ -66,19 +66,24 @@ final class JSONTape {
     func string(at node: Int) throws -> String {
         let value = nodes[node]
         guard value.kind == .string else { throw unsupported() }
-        let text = bytes[Int(value.start)..<Int(value.end)]
-        if value.isPlainASCII { return String(decoding: text, as: UTF8.self) }
-        return unescaped(text)
+        if value.isPlainASCII {
+            // Through a buffer pointer: a slice of `bytes` would retain and release its storage.
+            return bytes.withUnsafeBufferPointer { buffer in
+                String(
+                    decoding: UnsafeBufferPointer(rebasing: buffer[Int(value.start)..<Int(value.end)]),
+                    as: UTF8.self
+                )
+            }
+        }
+        return unescaped(bytes[Int(value.start)..<Int(value.end)])
     }
 
     /// Whether the key at `node` is `key`, as `String` compares them (canonical equivalence).
     func key(at node: Int, is key: String) -> Bool {
         let value = nodes[node]
-        if value.isPlainASCII {
-            var key = key
-            let text = bytes[Int(value.start)..<Int(value.end)]
-            if let same = key.withUTF8({ utf8 in utf8.allSatisfy({ $0 < 0x80 }) ? text.elementsEqual(utf8) : nil }) {
-                return same
+        if value.isPlainASCII, key.utf8.allSatisfy({ $0 < 0x80 }) {
+            return bytes.withUnsafeBufferPointer { buffer in
+                key.utf8.elementsEqual(buffer[Int(value.start)..<Int(value.end)])
             }
         }
         return (try? string(at: node)) == key
@@ -265,6 +270,19 @@ private struct Parser {
         let start = position
         var isPlainASCII = true
         while position < bytes.count {
+            // Plain ASCII, the bulk of a mail's text, skipped in a tight loop.
+            position = bytes.withUnsafeBufferPointer { buffer in
+                var index = position
+                while index < buffer.count {
+                    let byte = buffer[index]
+                    guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else {
+                        break
+                    }
+                    index += 1
+                }
+                return index
+            }
+            guard position < bytes.count else { return false }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 nodes.append(

@@ -46,7 +46,33 @@ struct TapeDecoder: Decoder {
         }
         // Foundation reads a Decimal's text with a parser of its own; a Float may round twice.
         if T.self == Decimal.self || T.self == Float.self { throw tape.unsupported() }
+        if tape.nodes[node].kind == .array, let array = T.self as? any TapeArray.Type {
+            return try array.decode(from: tape, node: node, path: path) as! T
+        }
         return try T(from: TapeDecoder(tape: tape, node: node, path: path))
+    }
+}
+
+/// An array the tape reads element by element itself, as `Array.init(from:)` does, without an
+/// `UnkeyedDecodingContainer` existential between it and each element (an envelope's mails).
+private protocol TapeArray {
+    static func decode(from tape: JSONTape, node: Int, path: LazyCodingPath) throws -> Self
+}
+
+extension Array: TapeArray where Element: Decodable {
+    // `fileprivate`: the compiler requires it of a private protocol's witness.
+    fileprivate static func decode(from tape: JSONTape, node: Int, path: LazyCodingPath) throws -> Self {
+        let codingPath = path.keys
+        let count = Int(tape.nodes[node].count)
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        var element = node + 1
+        for index in 0..<count {
+            let path = LazyCodingPath(parent: codingPath, element: index)
+            elements.append(try TapeDecoder.decode(Element.self, tape: tape, node: element, path: path))
+            element = Int(tape.nodes[element].next)
+        }
+        return elements
     }
 }
 
