@@ -60,6 +60,8 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 // The relay's publish durations and receive lags, read as its metrics (KeptTimer.swift).
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                // The relay's JSON codec, against Foundation's (`SQLiteBench codec`).
+                .product(name: "RelayWire", package: "wire"),
             ]
         ),
         .testTarget(

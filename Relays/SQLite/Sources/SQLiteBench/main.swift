@@ -16,10 +16,14 @@
 // (quiet only: busy, the spinning threads share the poster's process). A second poller, whose
 // rows are the mail encoded as JSON, shows what the relay's encoding costs. Each takes ROUNDS
 // turns (default 3), one after the other; the figures are the medians of the rounds' ratios.
+// `SQLiteBench cpu [MAILS] [ROUNDS]` measures only compare's CPU per mail as fast as they go, with
+// more mails (300,000 by default), and `SQLiteBench codec [ROUNDS]` times the relay's JSON codec
+// against Foundation's `JSONEncoder` and `JSONDecoder`.
 import AsyncMail
 import AsyncMailSQLite
 import Foundation
 import Logging
+@_spi(AsyncMailRelay) import RelayWire
 
 #if canImport(Glibc)
 import Glibc
@@ -355,6 +359,47 @@ func compareCPU(mails: Int, rounds: Int) async throws {
     )
 }
 
+/// The relay's codec against Foundation's, in one run: encoding one `BenchMail`, and decoding an
+/// envelope-shaped text of 100, per mail, in µs; `rounds` rounds, each timing both.
+func compareCodec(rounds: Int) throws {
+    struct Envelope: Codable {
+        let o: String
+        let c: Int
+        let m: [BenchMail]
+    }
+    let mails = (0..<100).map { _ in BenchMail(text: payload()) }
+    let text = String(decoding: try JSONEncoder().encode(Envelope(o: "1da73f18", c: 100, m: mails)), as: UTF8.self)
+    let repeats = 2_000
+    func microseconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = monotonicNanoseconds()
+        for _ in 0..<repeats { try body() }
+        return Double(monotonicNanoseconds() - start) / 1_000 / Double(repeats * 100)
+    }
+    print("codec: \(rounds) rounds; µs a mail, Foundation's / the relay's (MailEncoder, MailDecoder)")
+    let foundationEncoder = JSONEncoder()
+    let mailEncoder = MailEncoder()
+    var encodeRatios: [Double] = []
+    var decodeRatios: [Double] = []
+    for _ in 0..<rounds {
+        let encoding = try microseconds { for mail in mails { _ = try foundationEncoder.encode(mail) } }
+        let encodingHere = try microseconds { for mail in mails { _ = try mailEncoder.encode(mail) } }
+        let decoding = try microseconds { _ = try JSONDecoder().decode(Envelope.self, from: Data(text.utf8)) }
+        let decodingHere = try microseconds { _ = try MailDecoder().decode(Envelope.self, from: Substring(text)) }
+        encodeRatios.append(encoding / encodingHere)
+        decodeRatios.append(decoding / decodingHere)
+        print(
+            String(format: "  encode %.2f / %.2f, decode %.2f / %.2f", encoding, encodingHere, decoding, decodingHere)
+        )
+    }
+    print(
+        String(
+            format: "  median: the relay's codec %.1fx as fast to encode, %.1fx as fast to decode",
+            median(encodeRatios),
+            median(decodeRatios)
+        )
+    )
+}
+
 /// The relay against the loop a user writes instead (a 1 ms poller) and plain batched inserts,
 /// in one run: with the cores quiet, then with a spinning thread on every core. A second poller
 /// whose rows are `BenchMail` in JSON is context: it pays for the encoding the relay pays for.
@@ -471,6 +516,10 @@ if arguments.count == 4, arguments[1] == "relay-read" {
 }
 if arguments.count >= 4, arguments[1] == "poll-read" {
     try await pollRead(path: arguments[2], count: Int(arguments[3])!, codable: arguments.count > 4)
+    exit(0)
+}
+if arguments.count >= 2, arguments[1] == "codec" {
+    try compareCodec(rounds: arguments.count > 2 ? max(Int(arguments[2]) ?? 5, 1) : 5)
     exit(0)
 }
 if arguments.count >= 2, arguments[1] == "cpu" {

@@ -12,7 +12,7 @@ import Foundation
 /// `init(from:)` may then run twice, so it must not have effects. Everything it is given is
 /// untrusted: the relay's fuzz target (`Scripts/fuzz-relay.sh`) runs every payload through it.
 ///
-/// Not thread-safe: each receiver makes its own.
+/// Not thread-safe: the registry makes one for each payload.
 @_spi(AsyncMailRelay) public final class MailDecoder {
     /// What each value's decoder carries in `userInfo`.
     @_spi(AsyncMailRelay) public var userInfo: [CodingUserInfoKey: any Sendable] = [:]

@@ -4,7 +4,7 @@ import Foundation
 /// settings writes, written straight into the caller's bytes.
 ///
 /// Foundation's encoder builds a tree of every value, then writes it, and returns a new `Data`;
-/// that was a fifth of the relay's CPU per mail. This one writes as the value encodes. What it
+/// that was a tenth of the relay's CPU per mail. This one writes as the value encodes. What it
 /// does not write as it goes (an `encode(to:)` that goes back to a container it left, encodes a
 /// key twice, asks for a `superEncoder`, encodes nothing, or a value `JSONEncoder` refuses, such
 /// as a NaN) it hands, whole, to a `JSONEncoder`, which writes it or throws what it always threw.
