@@ -142,17 +142,7 @@ private struct Shapes: Codable, Equatable {
     var nested: [Shapes]
 
     static func random(depth: Int, using generator: inout SplitMix) -> Shapes {
-        func text() -> String {
-            let scalars = (0..<Int.random(in: 0..<10, using: &generator)).compactMap { _ in
-                switch Int.random(in: 0..<4, using: &generator) {
-                case 0: Unicode.Scalar(UInt8.random(in: 0..<0x20, using: &generator))
-                case 1: Unicode.Scalar(UInt8.random(in: 0x20..<0x80, using: &generator))
-                case 2: Unicode.Scalar(UInt32.random(in: 0x80..<0xD800, using: &generator))
-                default: Unicode.Scalar(UInt32.random(in: 0xE000..<0x11_0000, using: &generator))
-                }
-            }
-            return String(String.UnicodeScalarView(scalars))
-        }
+        func text() -> String { generator.text(below: 10) }
         let count = Int.random(in: 0..<4, using: &generator)
         return Shapes(
             texts: (0..<count).map { _ in text() },

@@ -304,7 +304,7 @@ private indirect enum AnyJSON: Encodable {
 
     static func random(depth: Int, using generator: inout SplitMix) -> AnyJSON {
         switch Int.random(in: 0..<(depth > 0 ? 7 : 5), using: &generator) {
-        case 0: .text(randomText(using: &generator))
+        case 0: .text(generator.text())
         case 1:
             .integer(Int.random(in: Int.min...Int.max, using: &generator) >> Int.random(in: 0..<64, using: &generator))
         case 2:
@@ -325,21 +325,25 @@ private indirect enum AnyJSON: Encodable {
             .object(
                 Dictionary(
                     (0..<Int.random(in: 0..<5, using: &generator)).map { _ in
-                        (randomText(using: &generator), random(depth: depth - 1, using: &generator))
+                        (generator.text(), random(depth: depth - 1, using: &generator))
                     },
                     uniquingKeysWith: { first, _ in first }
                 )
             )
         }
     }
+}
 
-    private static func randomText(using generator: inout SplitMix) -> String {
-        let scalars = (0..<Int.random(in: 0..<12, using: &generator)).compactMap { _ in
-            switch Int.random(in: 0..<4, using: &generator) {
-            case 0: Unicode.Scalar(UInt8.random(in: 0..<0x20, using: &generator))
-            case 1: Unicode.Scalar(UInt8.random(in: 0x20..<0x80, using: &generator))
-            case 2: Unicode.Scalar(UInt32.random(in: 0x80..<0xD800, using: &generator))
-            default: Unicode.Scalar(UInt32.random(in: 0xE000..<0x11_0000, using: &generator))
+extension SplitMix {
+    /// Fewer than `limit` scalars of every UTF-8 length, control characters included: what the
+    /// relays' JSON coders escape and unescape.
+    mutating func text(below limit: Int = 12) -> String {
+        let scalars = (0..<Int.random(in: 0..<limit, using: &self)).compactMap { _ in
+            switch Int.random(in: 0..<4, using: &self) {
+            case 0: Unicode.Scalar(UInt8.random(in: 0..<0x20, using: &self))
+            case 1: Unicode.Scalar(UInt8.random(in: 0x20..<0x80, using: &self))
+            case 2: Unicode.Scalar(UInt32.random(in: 0x80..<0xD800, using: &self))
+            default: Unicode.Scalar(UInt32.random(in: 0xE000..<0x11_0000, using: &self))
             }
         }
         return String(String.UnicodeScalarView(scalars))
