@@ -150,6 +150,7 @@ final class JSONTape {
         guard value.kind == .number, value.isPlainASCII else { throw unsupported() }
         var index = Int(value.start)
         let negative = bytes[index] == UInt8(ascii: "-")
+        guard !negative || T.isSigned else { throw unsupported() }  // "-0" as unsigned: JSONDecoder decides
         if negative { index += 1 }
         var result: T = 0
         while index < Int(value.end) {
