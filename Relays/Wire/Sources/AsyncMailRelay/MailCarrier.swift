@@ -198,35 +198,32 @@ public final class MailCarrier: Sendable {
             for posted in mails {
                 pendingMails += 1
                 do {
-                    if pending != nil, let (codec, overhead) = pendingCodec {  // a later mail of the post
-                        let mail = try codec.encode(posted.mail, encoder)
-                        if mail.count + overhead > mailLimit {
-                            gate.lose(1)
-                            reporter.report(.oversize(type: codec.name, bytes: mail.count)) {
-                                $0.oversize.addSaturating(1)
-                            }
-                        } else if (pending?.mailBytes ?? 0) + mail.count + overhead > postLimit {
-                            tooLarge = true
-                            pending = nil
-                        } else {
-                            pending?.append(mail: mail)
+                    // A later mail of the post needs only its text; its first, the post around it.
+                    let encoded: (text: [UInt8], codec: WireRegistry.MailCodec, overhead: Int, first: OutboundPost?)?
+                    if pending != nil, let (codec, overhead) = pendingCodec {
+                        encoded = (try codec.encode(posted.mail, encoder), codec, overhead, nil)
+                    } else {
+                        encoded = try registry.encode(posted, with: encoder).map { post, codec in
+                            (post.body, codec, post.overheadBytes, post)
                         }
-                    } else if let (encoded, bytes, codec) = try registry.encode(posted, with: encoder) {
-                        if bytes + encoded.overheadBytes > mailLimit {
+                    }
+                    if let (text, codec, overhead, first) = encoded {
+                        if text.count + overhead > mailLimit {
                             gate.lose(1)
-                            reporter.report(.oversize(type: encoded.type, bytes: bytes)) {
+                            reporter.report(.oversize(type: codec.name, bytes: text.count)) {
                                 $0.oversize.addSaturating(1)
                             }
-                        } else if tooLarge || (pending?.mailBytes ?? 0) + bytes + encoded.overheadBytes > postLimit {
+                        } else if tooLarge || (pending?.mailBytes ?? 0) + text.count + overhead > postLimit {
                             tooLarge = true
                             pending = nil
-                        } else {
+                        } else if var first {
                             // The post's first mail: its context is the whole post's.
-                            var encoded = encoded
-                            encoded.context = posted.context
-                            encoded.trace = RelayTracing.trace(of: posted.context)
-                            pendingCodec = (codec, encoded.overheadBytes - (encoded.trace?.utf8.count ?? 0))
-                            pending = encoded
+                            first.context = posted.context
+                            first.trace = RelayTracing.trace(of: posted.context)
+                            pendingCodec = (codec, overhead)
+                            pending = first
+                        } else {
+                            pending?.append(mail: text)
                         }
                     }
                 } catch {

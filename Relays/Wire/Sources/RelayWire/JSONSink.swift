@@ -35,6 +35,9 @@ final class JSONSink {
     /// value to it, which writes it or throws its own error.
     private static let maximumDepth = 500
 
+    /// The digits of a `\u00XX` escape, lower case as `JSONEncoder` writes them.
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     @exclusivity(unchecked) private var open: [Open] = []
     /// The keys written so far in each open object, by depth: a key encoded twice is left to
     /// `JSONEncoder`, where the last value wins. Kept between values for their capacity.
@@ -213,10 +216,9 @@ final class JSONSink {
                 case 0x0D: bytes.append(UInt8(ascii: "r"))
                 case 0x09: bytes.append(UInt8(ascii: "t"))
                 case 0x00..<0x20:
-                    let hex = Array("0123456789abcdef".utf8)
                     bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    bytes.append(hex[Int(byte >> 4)])
-                    bytes.append(hex[Int(byte & 0x0F)])
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0x0F)])
                 default: bytes.append(byte)  // a quote, a backslash or a slash
                 }
             }

@@ -18,8 +18,9 @@ final class JSONTape {
         }
 
         var kind: Kind
-        /// A string's text has an escape (so it must be unescaped), or a byte past ASCII.
-        var isPlainASCII = true
+        /// For a string: its text has no escape and no byte past ASCII, so its bytes are its
+        /// characters. For a number: it is a plain integer, with no fraction and no exponent.
+        var isPlain = true
         /// Where its text starts and ends in the bytes: within the quotes, for a string.
         var start: Int32
         var end: Int32
@@ -66,7 +67,7 @@ final class JSONTape {
     func string(at node: Int) throws -> String {
         let value = nodes[node]
         guard value.kind == .string else { throw unsupported() }
-        if value.isPlainASCII {
+        if value.isPlain {
             // Through a buffer pointer: a slice of `bytes` would retain and release its storage.
             return bytes.withUnsafeBufferPointer { buffer in
                 String(
@@ -81,7 +82,7 @@ final class JSONTape {
     /// Whether the key at `node` is `key`, as `String` compares them (canonical equivalence).
     func key(at node: Int, is key: String) -> Bool {
         let value = nodes[node]
-        if value.isPlainASCII, key.utf8.allSatisfy({ $0 < 0x80 }) {
+        if value.isPlain, key.utf8.allSatisfy({ $0 < 0x80 }) {
             return bytes.withUnsafeBufferPointer { buffer in
                 key.utf8.elementsEqual(buffer[Int(value.start)..<Int(value.end)])
             }
@@ -91,7 +92,6 @@ final class JSONTape {
 
     /// A text whose escapes were checked by the parser.
     private func unescaped(_ text: ArraySlice<UInt8>) -> String {
-        var scalars = String.UnicodeScalarView()
         var output: [UInt8] = []
         output.reserveCapacity(text.count)
         var index = text.startIndex
@@ -118,9 +118,7 @@ final class JSONTape {
                     index += 6
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 }
-                scalars.removeAll()
-                scalars.append(Unicode.Scalar(scalar)!)
-                output.append(contentsOf: String(scalars).utf8)
+                UTF8.encode(Unicode.Scalar(scalar)!) { output.append($0) }  // the parser checked the pairs
             default: output.append(escape)  // a quote, a backslash or a slash
             }
         }
@@ -147,7 +145,7 @@ final class JSONTape {
     /// The integer at `node`, when its text is a plain integer that fits `T`.
     func integer<T: FixedWidthInteger>(at node: Int, as type: T.Type) throws -> T {
         let value = nodes[node]
-        guard value.kind == .number, value.isPlainASCII else { throw unsupported() }
+        guard value.kind == .number, value.isPlain else { throw unsupported() }
         var index = Int(value.start)
         let negative = bytes[index] == UInt8(ascii: "-")
         guard !negative || T.isSigned else { throw unsupported() }  // "-0" as unsigned: JSONDecoder decides
@@ -269,7 +267,7 @@ private struct Parser {
     private mutating func parseString(at position: inout Int) -> Bool {
         position += 1  // the quote
         let start = position
-        var isPlainASCII = true
+        var isPlain = true
         while position < bytes.count {
             // Plain ASCII, the bulk of a mail's text, skipped in a tight loop.
             position = bytes.withUnsafeBufferPointer { buffer in
@@ -289,7 +287,7 @@ private struct Parser {
                 nodes.append(
                     Node(
                         kind: .string,
-                        isPlainASCII: isPlainASCII,
+                        isPlain: isPlain,
                         start: Int32(start),
                         end: Int32(position),
                         next: Int32(nodes.count + 1)
@@ -299,9 +297,9 @@ private struct Parser {
                 return true
             }
             if byte < 0x20 { return false }
-            if byte >= 0x80 { isPlainASCII = false }
+            if byte >= 0x80 { isPlain = false }
             if byte == UInt8(ascii: "\\") {
-                isPlainASCII = false
+                isPlain = false
                 position += 1
                 guard position < bytes.count else { return false }
                 switch bytes[position] {
@@ -373,7 +371,7 @@ private struct Parser {
         nodes.append(
             Node(
                 kind: .number,
-                isPlainASCII: isInteger,
+                isPlain: isInteger,
                 start: Int32(start),
                 end: Int32(position),
                 next: Int32(nodes.count + 1)

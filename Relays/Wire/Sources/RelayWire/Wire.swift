@@ -322,7 +322,7 @@ extension WireRegistry {
     @_spi(AsyncMailRelay) public func encode(
         _ posted: PostedMail,
         with encoder: MailEncoder
-    ) throws -> (OutboundPost, bytes: Int, codec: MailCodec)? {
+    ) throws -> (OutboundPost, codec: MailCodec)? {
         guard let mailCodec = mailCodec(for: posted.mailType) else { return nil }
         var senderType: String?
         var senderData: Data?
@@ -334,10 +334,7 @@ extension WireRegistry {
             senderType = senderData == nil ? nil : senderCodec.name  // nil for a sender of `nil`
         }
         let mail = try mailCodec.encode(posted.mail, encoder)
-        return (
-            OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mail: mail), mail.count,
-            mailCodec
-        )
+        return (OutboundPost(type: mailCodec.name, senderType: senderType, sender: senderData, mail: mail), mailCodec)
     }
 
     /// Whether tapped mail could travel by the way `fleetWide` names: its type is registered with
