@@ -116,7 +116,12 @@ headroom() {
 for suite in "${suites[@]}"; do command_for "$suite" >/dev/null; done
 
 started_postgres=0
+# By this shell only: a subshell signalled right after its fork runs the EXIT trap it inherited
+# (see on_exit in .ci/run), and would stop PostgreSQL under the suites.
 stop_all() {
+    local self _
+    read -r self _ </proc/self/stat
+    [ "$self" = "$$" ] || return 0
     for pid in "${burner_pids[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
     if [ "$started_postgres" = 1 ]; then Scripts/postgres.sh stop || true; fi
 }

@@ -56,7 +56,7 @@ extension ContractTests {
         #expect(try await changes.first(1) == [PresenceDiff()])
         let environment = ["RELAY_EXPIRY_MS": "5000", "RELAY_HEARTBEAT_MS": "1000"]
         let (peer, lines) = try Peer.launch(["present"], at: place, adding: environment)
-        defer { peer.terminate() }
+        defer { if peer.isRunning { peer.terminate() } }
         let joined = try #require(try await changes.first(1).first)
         #expect(joined.joins.map(\.key) == ["peer"])
         #expect(joined.joins.first?.meta["pid"] == "\(peer.processIdentifier)")

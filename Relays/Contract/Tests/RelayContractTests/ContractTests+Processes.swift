@@ -12,7 +12,7 @@ extension ContractTests {
         try await start(engine.makeRelay(here, place, Settings()))
         let heard = await here.subscribe(to: ChatLine.self, from: .only(RoomID(name: "lobby")))
         let (peer, lines) = try Peer.launch(["talk", "200"], at: place)
-        defer { peer.terminate() }
+        defer { if peer.isRunning { peer.terminate() } }
         try await withTimeout {
             for await line in lines where line == "flushed" { return }
         }
@@ -37,7 +37,7 @@ extension ContractTests {
 
         // The first reader, from the first line's position: it hears 1, 2, ... and is killed.
         let (first, firstLines) = try Peer.launch(["resume", "100", "\(posted[0].position)"], at: place)
-        defer { first.terminate() }
+        defer { if first.isRunning { first.terminate() } }
         let read = try await Peer.lines(5, of: firstLines).map { line in
             let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
             return (position: parts[0], text: parts.count > 1 ? parts[1] : "")
@@ -50,7 +50,7 @@ extension ContractTests {
         try await relay.flush()
         let last = try #require(read.last?.position)
         let (second, secondLines) = try Peer.launch(["resume", "24", last], at: place)
-        defer { second.terminate() }
+        defer { if second.isRunning { second.terminate() } }
         let resumed = try await Peer.lines(24, of: secondLines)
         let texts = resumed.map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? "" }
         #expect(!resumed.contains { $0.hasPrefix("gap") }, "\(resumed)")
