@@ -27,6 +27,31 @@ struct BatchTests {
         withExtendedLifetime(elsewhere) {}
     }
 
+    @Test("each subscription takes the whole batch in order: every list, a filter, one that ends mid-batch")
+    func everyListInOrder() async throws {
+        let mailroom = Mailroom()
+        let alice = Player("alice")
+        let everyone = await mailroom.subscribe(to: Ping.self)
+        let evens = await mailroom.subscribe(to: Ping.self, where: { $0.id.isMultiple(of: 2) })
+        let pinned = await mailroom.subscribe(to: Ping.self, from: .only(alice))
+        let envelopes = await mailroom.subscribe(to: Ping.self, fromAny: Player.self)
+        let bounded = await mailroom.subscribe(to: Ping.self, backlog: .ending(past: 3))
+        let receipt = await Self.post((1...6).map(Ping.init(id:)), from: alice, to: mailroom)
+        // 6 each for everyone, pinned and envelopes; 3 evens; 3 before the bounded one ended.
+        #expect(receipt == Receipt(delivered: 6 * 3 + 3 + 3, ended: 1))
+        #expect(try await everyone.first(6).map(\.id) == Array(1...6))
+        #expect(try await evens.first(3).map(\.id) == [2, 4, 6])
+        #expect(try await pinned.first(6).map(\.id) == Array(1...6))
+        #expect(try await envelopes.first(6).map(\.mail.id) == Array(1...6))
+        #expect(await mailroom.subscriberCount(Ping.self) == 4)
+        withExtendedLifetime(bounded) {}
+    }
+
+    /// Posts from code generic over the mail type, as a relay does.
+    private static func post<M: Mail>(_ mails: [M], from sender: Player, to mailroom: Mailroom) async -> Receipt {
+        await mailroom.post(contentsOf: mails, from: sender)
+    }
+
     @Test("an empty batch delivers nothing")
     func emptyBatch() async {
         let mailroom = Mailroom()

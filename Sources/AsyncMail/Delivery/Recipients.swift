@@ -45,13 +45,23 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         return receipt
     }
 
-    /// Delivers each mail of a batch in turn and adds up the receipts; then hands the batch to
-    /// the taps, whole, holding their lane.
+    /// Delivers a batch and adds up the receipts; then hands the batch to the taps, whole,
+    /// holding their lane.
+    ///
+    /// Each subscription takes the whole batch, in order, before the next one: each keeps the
+    /// post's order, and no other post's mail comes between (the post holds its lanes
+    /// throughout). One call per subscription list, not per mail, because code that is not
+    /// specialised for the mail type (a relay's, which posts from generic code) looks up the
+    /// types it uses once per call, and per mail those lookups cost more than the yield.
     @inlinable
     func deliver(contentsOf mails: [M], from sender: S?, context: PostContext?) -> Receipt {
         var total = Receipt()
-        for index in mails.indices {
-            total += deliverToSubscribers(mails[index], from: sender, context: context)
+        if let _everyone { Self.yield(contentsOf: mails, to: _everyone, context: context, into: &total) }
+        if let _pinned { Self.yield(contentsOf: mails, to: _pinned, context: context, into: &total) }
+        if sender != nil, _bySenderType != nil {
+            for index in mails.indices {
+                deliverToEnvelopeSubscribers(mails[index], from: sender, context: context, into: &total)
+            }
         }
         if let _taps {
             if !_holdsTapsLane { _taps._lane.lock() }
@@ -75,6 +85,13 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         var receipt = Receipt()
         if let _everyone { Self.yield(mail, to: _everyone, context: context, into: &receipt) }
         if let _pinned { Self.yield(mail, to: _pinned, context: context, into: &receipt) }
+        deliverToEnvelopeSubscribers(mail, from: sender, context: context, into: &receipt)
+        return receipt
+    }
+
+    /// Delivers `mail` to the subscriptions to its sender's type, as envelopes.
+    @inlinable
+    func deliverToEnvelopeSubscribers(_ mail: M, from sender: S?, context: PostContext?, into receipt: inout Receipt) {
         if let sender, let _bySenderType {
             switch _bySenderType {
             case .ownType(let subscribers):
@@ -86,7 +103,6 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
                 for envelopes in recipients._cast { envelopes._deliver(.mail(mail), context, &receipt) }
             }
         }
-        return receipt
     }
 
     /// Tells every subscription this post reaches that drops and tells (see ``DropBuffer``) that
@@ -107,8 +123,9 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         }
     }
 
-    /// Yields one mail of a post to the taps, uncounted; called holding their lane.
-    @inlinable
+    /// Yields one mail of a post to the taps, uncounted; called holding their lane. Always
+    /// inlined, so that a batch's loop looks its types up once (see ``deliver(contentsOf:from:context:)``).
+    @inlinable @inline(__always)
     func tap(
         _ mail: M,
         from sender: S?,
@@ -117,18 +134,16 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         to subscribers: [Subscriber<PostedMail>]
     ) {
         var uncounted = Receipt()
-        Self.yield(
-            PostedMail(
-                mail: mail,
-                mailType: M.self,
-                sender: sender,
-                isLastInPost: isLastInPost,
-                context: context ?? .none
-            ),
-            to: subscribers,
-            context: context,
-            into: &uncounted
+        let posted = PostedMail(
+            mail: mail,
+            mailType: M.self,
+            sender: sender,
+            isLastInPost: isLastInPost,
+            context: context ?? .none
         )
+        for subscriber in subscribers {
+            Self.yield(posted, to: subscriber, context: context, into: &uncounted)
+        }
     }
 
     @inlinable
@@ -139,42 +154,69 @@ struct Recipients<M: Mail, S: Sendable>: Sendable {
         into receipt: inout Receipt
     ) {
         for subscriber in subscribers {
-            // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
-            if let accepts = subscriber._accepts, !accepts(element) { continue }
-            if let dropBuffer = subscriber._dropBuffer {
-                switch dropBuffer.offer(element) {
-                case .enqueued: receipt.delivered += 1
-                case .dropped: receipt.dropped += 1  // and told to the consumer, in order
-                case .terminated: break
-                }
-                continue
+            yield(element, to: subscriber, context: context, into: &receipt)
+        }
+    }
+
+    /// Yields every mail of a batch, in order, to each subscriber in turn.
+    @inlinable
+    static func yield<Element: Sendable>(
+        contentsOf elements: [Element],
+        to subscribers: [Subscriber<Element>],
+        context: PostContext?,
+        into receipt: inout Receipt
+    ) {
+        for subscriber in subscribers {
+            for index in elements.indices {
+                yield(elements[index], to: subscriber, context: context, into: &receipt)
             }
-            let result: AsyncStream<Element>.Continuation.YieldResult
-            if let contexts = subscriber._contexts, let context {
-                // The context goes in with the mail, so that a consumer never takes a mail ahead of it.
-                result = contexts.offer(context) { subscriber._continuation.yield(element) }
+        }
+    }
+
+    /// Yields one mail to one subscriber and counts the outcome. Always inlined, so that a
+    /// batch's loop looks its types up once, not once per mail.
+    @inlinable @inline(__always)
+    static func yield<Element: Sendable>(
+        _ element: Element,
+        to subscriber: Subscriber<Element>,
+        context: PostContext?,
+        into receipt: inout Receipt
+    ) {
+        // Filtered-out mail never takes a buffer slot and is not counted: it did not match.
+        if let accepts = subscriber._accepts, !accepts(element) { return }
+        if let dropBuffer = subscriber._dropBuffer {
+            switch dropBuffer.offer(element) {
+            case .enqueued: receipt.delivered += 1
+            case .dropped: receipt.dropped += 1  // and told to the consumer, in order
+            case .terminated: break
+            }
+            return
+        }
+        let result: AsyncStream<Element>.Continuation.YieldResult
+        if let contexts = subscriber._contexts, let context {
+            // The context goes in with the mail, so that a consumer never takes a mail ahead of it.
+            result = contexts.offer(context) { subscriber._continuation.yield(element) }
+        } else {
+            result = subscriber._continuation.yield(element)
+        }
+        switch result {
+        case .enqueued:
+            receipt.delivered += 1
+        case .dropped:
+            if let endSignal = subscriber._endSignal {
+                // Past its backlog limit: end it now, so that later mail of this post (or
+                // batch) finds it terminated, and it is unregistered before the post returns.
+                endSignal.end(.backlogLimitExceeded)
+                subscriber._continuation.finish()
+                receipt.ended += 1
             } else {
-                result = subscriber._continuation.yield(element)
+                receipt.dropped += 1
             }
-            switch result {
-            case .enqueued:
-                receipt.delivered += 1
-            case .dropped:
-                if let endSignal = subscriber._endSignal {
-                    // Past its backlog limit: end it now, so that later mail of this post (or
-                    // batch) finds it terminated, and it is unregistered before the post returns.
-                    endSignal.end(.backlogLimitExceeded)
-                    subscriber._continuation.finish()
-                    receipt.ended += 1
-                } else {
-                    receipt.dropped += 1
-                }
-            case .terminated:
-                // Its consumer is already gone; the termination handler is removing it.
-                break
-            @unknown default:
-                break
-            }
+        case .terminated:
+            // Its consumer is already gone; the termination handler is removing it.
+            break
+        @unknown default:
+            break
         }
     }
 }

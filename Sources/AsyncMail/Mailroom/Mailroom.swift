@@ -327,7 +327,9 @@ public final actor Mailroom {
     ///
     /// Equivalent to posting each mail in turn, with nothing from other posters in between,
     /// but cheaper: the lanes and the lookup of subscriptions are taken once for the
-    /// whole batch (the measured gain is in `Benchmarks/README.md`).
+    /// whole batch (the measured gain is in `Benchmarks/README.md`). Subscriptions can take
+    /// the whole batch one after another, so the filters of different subscriptions may run
+    /// in another order than they would for single posts; each filter sees the batch in order.
     ///
     /// ```swift
     /// await mailroom.post(contentsOf: lines.map(ChatLine.init))
