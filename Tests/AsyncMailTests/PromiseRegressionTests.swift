@@ -146,7 +146,7 @@ struct DepartedSenderTests {
                 let table = RouteTable<Ping>()
                 var streams: [AsyncStream<Ping>] = []
                 for sender in senders {
-                    let (stream, continuation) = AsyncStream.makeStream(of: Ping.self)
+                    let (stream, continuation) = SubscriptionContinuation.makeStream(of: Ping.self)
                     streams.append(stream)
                     let subscriber = Subscriber(continuation: continuation, accepts: nil, endSignal: nil, contexts: nil)
                     _ = table.add(subscriber, at: .object(ObjectIdentifier(sender!)), pinning: sender)

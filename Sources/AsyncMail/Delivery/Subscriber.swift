@@ -8,7 +8,7 @@ import Synchronization
 /// copying a reference is a retain.
 @usableFromInline
 final class Subscriber<Element: Sendable>: Sendable {
-    @usableFromInline let _continuation: AsyncStream<Element>.Continuation
+    @usableFromInline let _continuation: SubscriptionContinuation<Element>
     /// The subscription's post-time filter; `nil` takes everything that routes here.
     @usableFromInline let _accepts: (@Sendable (Element) -> Bool)?
     /// Set for a subscription with a backlog limit: a full buffer ends it instead of losing mail.
@@ -34,7 +34,7 @@ final class Subscriber<Element: Sendable>: Sendable {
 
     @inlinable
     init(
-        continuation: AsyncStream<Element>.Continuation,
+        continuation: SubscriptionContinuation<Element>,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal? = nil,
         dropBuffer: DropBuffer<Element>? = nil,

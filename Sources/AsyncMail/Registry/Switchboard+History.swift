@@ -412,7 +412,7 @@ extension Switchboard {
         guard table.historyLimits != nil else {
             throw PositionError.noHistory(String(describing: M.self))
         }
-        let (stream, continuation) = AsyncStream.makeStream(
+        let (stream, continuation) = SubscriptionContinuation.makeStream(
             of: Positioned<Element>.self,
             bufferingPolicy: buffering.policy
         )
@@ -486,7 +486,7 @@ extension Switchboard {
     private static func finished<Element: Sendable>(
         _ buffering: PositionedBuffering<Element>
     ) -> (HistoryGap?, MailPosition?, RegisteredStream<Positioned<Element>>) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Positioned<Element>.self)
+        let (stream, continuation) = SubscriptionContinuation.makeStream(of: Positioned<Element>.self)
         buffering.endSignal?.end(.finished)
         buffering.dropBuffer?.finish()
         continuation.finish()

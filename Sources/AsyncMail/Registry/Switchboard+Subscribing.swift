@@ -8,7 +8,10 @@ extension Switchboard {
     /// reported started now and ended by its termination handler, which runs exactly once.
     @inlinable
     func subscribe<M: Mail, Element: Sendable>(_ filing: Filing<M, Element>) -> RegisteredStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: filing._bufferingPolicy)
+        let (stream, continuation) = SubscriptionContinuation.makeStream(
+            of: Element.self,
+            bufferingPolicy: filing._bufferingPolicy
+        )
         var contexts: PostContexts?
         // A buffer that drops mail cannot keep each mail's context beside it.
         if let _instrumentation, filing._dropBuffer == nil, filing._endSignal != nil || filing._handsOnContext {
@@ -68,7 +71,7 @@ extension Switchboard {
     @inlinable
     func makeSubscriber<M: Mail, Element: Sendable>(
         of type: M.Type,
-        continuation: AsyncStream<Element>.Continuation,
+        continuation: SubscriptionContinuation<Element>,
         accepts: (@Sendable (Element) -> Bool)?,
         endSignal: EndSignal?,
         dropBuffer: DropBuffer<Element>? = nil,
@@ -171,13 +174,14 @@ extension Switchboard {
     /// runs once, whatever ends it: it finishes the stream first, tells `endSignal`, takes the
     /// subscription out with `remove` (unless the mailroom is gone), and reports it ended.
     ///
-    /// Finished first because `AsyncStream` runs a cancelled stream's handler before it
-    /// finishes the stream: a post that captured the subscription before `remove` would
-    /// otherwise yield to it after a later post skipped it, a hole in its order, and would wait,
-    /// to resume the cancelled consumer, until this handler returned.
+    /// Finished first, so that a post that captured the subscription before `remove` finds it
+    /// ended: it would otherwise yield to it after a later post skipped it, a hole in its order.
+    /// (`AsyncStream`'s buffer ran a cancelled stream's handler before it finished the stream;
+    /// ``SubscriptionBuffer`` has ended itself before it runs this handler, which makes the call
+    /// a no-op there.)
     @inlinable
     func endsSubscription<M: Mail, Element: Sendable>(
-        _ continuation: AsyncStream<Element>.Continuation,
+        _ continuation: SubscriptionContinuation<Element>,
         of type: M.Type,
         endSignal: EndSignal?,
         dropBuffer: DropBuffer<Element>? = nil,

@@ -32,7 +32,7 @@ public struct BoundedStream<Element: Sendable>: AsyncSequence, Sendable {
 
     let stream: AsyncStream<Element>
     /// Kept so that ``serve(delivering:receiving:)`` can end the subscription itself.
-    let continuation: AsyncStream<Element>.Continuation
+    let continuation: SubscriptionContinuation<Element>
     let endSignal: EndSignal
     /// The contexts of the buffered mail, under a mailroom with instrumentation, with what
     /// ``serve(delivering:receiving:)`` restores them by.

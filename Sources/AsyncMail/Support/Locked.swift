@@ -20,13 +20,15 @@
 /// and CI runs them under ThreadSanitizer.
 @usableFromInline
 package final class Locked<State: ~Copyable>: @unchecked Sendable {
-    @usableFromInline let _lock = RawLock()
+    @usableFromInline let _lock: RawLock
     @usableFromInline @exclusivity(unchecked) var _state: State
     /// Read once here: a static read on every lock would cost a lazy-initialisation check.
     @usableFromInline let _threadSanitizer = ThreadSanitizer.current
 
+    /// `compactLock`: see ``RawLock/init(compact:)``.
     @inlinable
-    package init(_ state: consuming sending State) {
+    package init(_ state: consuming sending State, compactLock: Bool = false) {
+        _lock = RawLock(compact: compactLock)
         _state = state
     }
 

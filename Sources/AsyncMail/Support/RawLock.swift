@@ -12,7 +12,8 @@ import CAsyncMail
 /// one compare-and-exchange to lock and one exchange to unlock, in line.
 ///
 /// The word has an address of its own, which a futex needs and a Swift stored property does not
-/// promise, padded to a cache line so that two locks taken by different threads never share one.
+/// promise, padded to a cache line so that two locks taken by different threads never share one
+/// (unless made `compact`, for a lock there are many of and that few threads share).
 ///
 /// Why `@unchecked Sendable` is safe: the one stored property is a pointer that never changes,
 /// to memory only ever touched through atomic operations (or the OS's lock) in `CAsyncMail`.
@@ -25,11 +26,14 @@ package struct RawLock: ~Copyable, @unchecked Sendable {
     /// A cache line on the machines AsyncMail runs on (128 bytes on Apple silicon).
     @usableFromInline static var lineSize: Int { 128 }
 
+    /// A lock alone on its cache line, unless `compact`: a lock that many exist of and few threads
+    /// share (a subscription's buffer's) takes only its word, as an allocation of its own.
     @inlinable
-    package init() {
+    package init(compact: Bool = false) {
         let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: max(Self.lineSize, MemoryLayout<asyncmail_lock_t>.size),
-            alignment: Self.lineSize
+            byteCount: compact
+                ? MemoryLayout<asyncmail_lock_t>.size : max(Self.lineSize, MemoryLayout<asyncmail_lock_t>.size),
+            alignment: compact ? MemoryLayout<asyncmail_lock_t>.alignment : Self.lineSize
         )
         _word = raw.bindMemory(to: asyncmail_lock_t.self, capacity: 1)
         asyncmail_lock_init(_word)
