@@ -1,8 +1,8 @@
 /// The buffer behind a subscription's stream (a dropping subscription's mail goes to its
-/// ``DropBuffer`` instead): ``SubscriptionBufferMachine`` behind the core's lock, and the termination handler the
-/// registry sets. Its consumer reads it through an `AsyncStream(unfolding:)` (see
-/// ``SubscriptionContinuation/makeStream(of:bufferingPolicy:)``); posts yield to it through a
-/// ``SubscriptionContinuation``.
+/// ``DropBuffer`` instead): ``SubscriptionBufferMachine`` behind the core's lock, and the
+/// termination handler the registry sets. Its consumer reads it through an
+/// `AsyncStream(unfolding:)` (see ``SubscriptionContinuation/makeStream(of:bufferingPolicy:)``);
+/// posts yield to it through a ``SubscriptionContinuation``.
 ///
 /// Why not `AsyncStream`'s own buffer: its `next()` registers a cancellation handler and takes
 /// a continuation for every element, even one already buffered, and its generic code looks up
